@@ -1,0 +1,323 @@
+"""Exact inference: ``tau_i``, ``Gbar_i``, ``G_i`` and posteriors in rational arithmetic.
+
+Definitions (SPEC section 1, paper eq. B.1)::
+
+    tau_i(v)[h] = sum over h_0..h_t with h_i = h of
+                  pi0[h_0] * prod_{j=1..t} A[h_j, h_{j-1}] * prod_{j != i} v_j[h_j]
+    Gbar_i(v)   = W tau_i(v) / ||tau_i(v)||_1      (the zero vector when the norm is 0)
+
+computed by forward/backward messages (never by path sums; those are the test oracle)::
+
+    alpha_0 = pi0,   pre_j = A alpha_{j-1},   alpha_j = v_j ⊙ pre_j
+    beta_t  = 1,     beta_{j-1} = A^T (v_j ⊙ beta_j)
+    tau_i   = pre_i ⊙ beta_i
+
+Speed: the kernels clear denominators once (``A = A_int / d_A`` and so on) and run on
+python-flint integer matrices; every common factor cancels in the normalisations, and the exact
+scale of ``tau`` is restored from the denominators when asked for. Positions ``i`` are 0-based
+in code (``i = 0`` is the paper's ``tau_1``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+import flint
+import numpy as np
+
+from .exceptions import InputError, SequenceError
+from .hmm import HMM, MemoryHMM
+from .rational import common_denominator
+
+__all__ = ["IntegerHMM", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
+           "posterior_hidden", "posterior_h0", "memory_posterior", "lift_embedding",
+           "reverse_lift", "memory_gbar", "scaled_integer_vector"]
+
+
+def scaled_integer_vector(values: Sequence[Fraction]) -> tuple[list[int], int]:
+    """``(ints, d)`` with ``values = ints / d`` and ``d`` the least common denominator.
+
+    >>> scaled_integer_vector([Fraction(1, 2), Fraction(1, 3)])
+    ([3, 2], 6)
+    """
+    d = common_denominator(values)
+    return [int(Fraction(v) * d) for v in values], d
+
+
+def _col(ints: Sequence[int]) -> flint.fmpz_mat:
+    return flint.fmpz_mat([[int(v)] for v in ints])
+
+
+def _entries(col: flint.fmpz_mat) -> list:
+    return [col[r, 0] for r in range(col.nrows())]
+
+
+@dataclass(frozen=True)
+class IntegerHMM:
+    """Denominator-cleared integer form of an exact HMM, with per-token message matrices.
+
+    ``A = A_int / dA``, ``W = W_int / dW``, ``pi0 = pi0_int / dpi``; ``forward[z]`` is
+    ``diag(W_int[z]) A_int`` and ``backward[z]`` is ``A_int^T diag(W_int[z])``.
+    """
+
+    A_int: flint.fmpz_mat
+    AT_int: flint.fmpz_mat
+    W_int: flint.fmpz_mat
+    pi0_int: flint.fmpz_mat
+    dA: int
+    dW: int
+    dpi: int
+    forward: tuple
+    backward: tuple
+    W_rows: tuple
+
+    @property
+    def num_states(self) -> int:
+        return self.A_int.nrows()
+
+    @property
+    def num_tokens(self) -> int:
+        return self.W_int.nrows()
+
+
+def integer_hmm(hmm: HMM) -> IntegerHMM:
+    """The (cached) :class:`IntegerHMM` of an exact HMM.
+
+    Raises:
+        InputError: for a float HMM (convert with ``hmm.to_exact()`` first).
+    """
+    if not hmm.exact:
+        raise InputError("exact inference needs an exact HMM; convert with hmm.to_exact()")
+    if "integer" in hmm._cache:
+        return hmm._cache["integer"]
+    dA, dW, dpi = (common_denominator(a) for a in (hmm.A, hmm.W, hmm.pi0))
+    A_int = flint.fmpz_mat([[int(v * dA) for v in row] for row in hmm.A])
+    W_rows = tuple(tuple(int(v * dW) for v in row) for row in hmm.W)
+    W_int = flint.fmpz_mat([list(r) for r in W_rows])
+    pi0_int = _col([int(v * dpi) for v in hmm.pi0])
+    n = hmm.num_states
+    AT = A_int.transpose()
+    fwd, bwd = [], []
+    for row in W_rows:
+        D = flint.fmpz_mat(n, n)
+        for h, w in enumerate(row):
+            D[h, h] = w
+        fwd.append(D * A_int)
+        bwd.append(AT * D)
+    result = IntegerHMM(A_int, AT, W_int, pi0_int, dA, dW, dpi, tuple(fwd), tuple(bwd), W_rows)
+    hmm._cache["integer"] = result
+    return result
+
+
+def check_tokens(tokens: Sequence[int], num_tokens: int) -> list[int]:
+    """Validate a token sequence: nonempty, integers in ``0..num_tokens-1``.
+
+    Raises:
+        SequenceError: naming the first bad token and its position.
+    """
+    seq = list(tokens)
+    if not seq:
+        raise SequenceError("sequence: expected at least one token, found an empty sequence")
+    for pos, z in enumerate(seq):
+        if isinstance(z, bool) or not isinstance(z, (int, np.integer)):
+            raise SequenceError(f"sequence: position {pos} holds {z!r}, expected an integer token")
+        if not 0 <= z < num_tokens:
+            raise SequenceError(f"sequence: token {z} at position {pos} is outside the vocabulary "
+                                f"0..{num_tokens - 1}")
+    return [int(z) for z in seq]
+
+
+def _embedding_matrices(ih: IntegerHMM, embeddings: Sequence[Sequence[Fraction]]):
+    """Per-position integer diagonals, scales, and message matrices for arbitrary embeddings."""
+    n = ih.num_states
+    fwd, bwd, scales = [], [], []
+    for j, v in enumerate(embeddings):
+        if len(v) != n:
+            raise InputError(f"embedding {j}: expected {n} entries (one per hidden state), found {len(v)}")
+        vals = [Fraction(x) for x in v]
+        if any(x < 0 for x in vals):
+            raise InputError(f"embedding {j}: entries must be nonnegative")
+        ints, d = scaled_integer_vector(vals)
+        D = flint.fmpz_mat(n, n)
+        for h, w in enumerate(ints):
+            D[h, h] = w
+        fwd.append(D * ih.A_int)
+        bwd.append(ih.AT_int * D)
+        scales.append(d)
+    return fwd, bwd, scales
+
+
+def _messages(ih: IntegerHMM, fwd: Sequence, bwd: Sequence):
+    """Integer ``pre_j`` (j = 0..t-1) and ``beta_j`` (j = 0..t-1) as flint columns."""
+    t = len(fwd)
+    pre, alpha = [], ih.pi0_int
+    for j in range(t):
+        pre.append(ih.A_int * alpha)
+        alpha = fwd[j] * alpha
+    beta = [None] * t
+    b = _col([1] * ih.num_states)
+    for j in range(t - 1, -1, -1):
+        beta[j] = b
+        b = bwd[j] * b
+    return pre, beta
+
+
+def _tau_int(pre: flint.fmpz_mat, beta: flint.fmpz_mat) -> list:
+    return [p * q for p, q in zip(_entries(pre), _entries(beta))]
+
+
+def _gbar_from_tau(ih: IntegerHMM, tau_int: list) -> list[Fraction]:
+    total = sum(tau_int)
+    if total == 0:
+        return [Fraction(0)] * ih.num_tokens
+    emitted = ih.W_int * _col(tau_int)
+    den = int(total) * ih.dW
+    return [Fraction(int(emitted[x, 0]), den) for x in range(ih.num_tokens)]
+
+
+def tau(hmm: HMM, embeddings: Sequence[Sequence[Fraction]], i: int) -> list[Fraction]:
+    """Exact ``tau_i(v)`` (SPEC section 1) at 0-based position ``i``, at its true scale.
+
+    For proper embeddings ``v_j = W[x_j, :]`` this is ``P[H_{i+1}, X_{-(i+1)} = x_{-(i+1)}]``.
+
+    >>> from models.hmm import HMM
+    >>> h = HMM.create([[1, '1/2'], [0, '1/2']], [['1/2', 1], ['1/2', 0]], ['1/2', '1/2'])
+    >>> [str(v) for v in tau(h, [[1, 0], [1, 1]], 1)]    # P(H_1 = 0) = 3/4, then stays
+    ['3/4', '0']
+    >>> [str(v) for v in tau(h, [[1, 1], [1, 1]], 0)]    # ignores v_1: P[H_1] = (3/4, 1/4)
+    ['3/4', '1/4']
+
+    Raises:
+        InputError: position out of range, wrong embedding length, negative entries.
+    """
+    ih = integer_hmm(hmm)
+    t = len(embeddings)
+    if not 0 <= i < t:
+        raise InputError(f"position {i} is outside 0..{t - 1}")
+    fwd, bwd, scales = _embedding_matrices(ih, embeddings)
+    pre, beta = _messages(ih, fwd, bwd)
+    scale = ih.dpi * ih.dA ** t * math.prod(s for j, s in enumerate(scales) if j != i)
+    return [Fraction(int(v), scale) for v in _tau_int(pre[i], beta[i])]
+
+
+def gbar(hmm: HMM, embeddings: Sequence[Sequence[Fraction]], i: int) -> list[Fraction]:
+    """Exact ``Gbar_i(v) = W tau_i(v) / ||tau_i(v)||_1`` (zero vector when the norm is 0).
+
+    >>> from models.hmm import HMM
+    >>> h = HMM.create([[1, '1/2'], [0, '1/2']], [['1/2', 1], ['1/2', 0]], ['1/2', '1/2'])
+    >>> [str(v) for v in gbar(h, [[1, 1], [0, 1]], 0)]   # tau_1 = (0, 1/8): only H_1 = 1
+    ['1', '0']
+    >>> [str(v) for v in gbar(h, [[1, 1], [1, 1]], 0)]   # W P[H_1] = W (3/4, 1/4)
+    ['5/8', '3/8']
+    """
+    ih = integer_hmm(hmm)
+    t = len(embeddings)
+    if not 0 <= i < t:
+        raise InputError(f"position {i} is outside 0..{t - 1}")
+    fwd, bwd, _ = _embedding_matrices(ih, embeddings)
+    pre, beta = _messages(ih, fwd, bwd)
+    return _gbar_from_tau(ih, _tau_int(pre[i], beta[i]))
+
+
+def conditionals(hmm: HMM, tokens: Sequence[int]) -> list[list[Fraction]]:
+    """``G_i(x) = P[X_i | X_{-i} = x_{-i}]`` for every position (0-based list), exactly.
+
+    A position whose context has probability 0 gets the zero vector (paper, Section B).
+    """
+    ih = integer_hmm(hmm)
+    seq = check_tokens(tokens, hmm.num_tokens)
+    pre, beta = _messages(ih, [ih.forward[z] for z in seq], [ih.backward[z] for z in seq])
+    return [_gbar_from_tau(ih, _tau_int(pre[i], beta[i])) for i in range(len(seq))]
+
+
+def _normalise(ints: list) -> list[Fraction]:
+    total = int(sum(ints))
+    if total == 0:
+        return [Fraction(0)] * len(ints)
+    return [Fraction(int(v), total) for v in ints]
+
+
+def posterior_hidden(hmm: HMM, tokens: Sequence[int], i: int) -> list[Fraction]:
+    """``P[H_i | X_{1:T} = x]`` for ``i`` in ``0..T`` (``H_0`` emits nothing), exactly.
+
+    Returns the zero vector when ``Pr(X = x) = 0``.
+    """
+    ih = integer_hmm(hmm)
+    seq = check_tokens(tokens, hmm.num_tokens)
+    if not 0 <= i <= len(seq):
+        raise InputError(f"hidden index {i} is outside 0..{len(seq)}")
+    alpha = ih.pi0_int
+    for z in seq[:i]:
+        alpha = ih.forward[z] * alpha
+    beta = _col([1] * ih.num_states)
+    for z in reversed(seq[i:]):
+        beta = ih.backward[z] * beta
+    return _normalise([a * b for a, b in zip(_entries(alpha), _entries(beta))])
+
+
+def posterior_h0(hmm: HMM, tokens: Sequence[int]) -> list[Fraction]:
+    """``P[H_0 | X_{1:T} = x]`` exactly (the zero vector when ``Pr(X = x) = 0``).
+
+    >>> from models.hmm import HMM
+    >>> h = HMM.create([[1, 0], [0, 1]], [['3/4', '1/4'], ['1/4', '3/4']], ['1/2', '1/2'])
+    >>> [str(v) for v in posterior_h0(h, [0, 0])]
+    ['9/10', '1/10']
+    """
+    return posterior_hidden(hmm, tokens, 0)
+
+
+# ---------------------------------------------------------------- memory-augmented HMMs
+
+def lift_embedding(mhmm: MemoryHMM, v: Sequence) -> list:
+    """``eta(v)[(m_1..m_N, j, s)] = v[(m_j, j, s)]`` (SPEC section 1); ``v`` has length
+    ``|M| |H|`` ordered ``(m, h)``, ``m`` major; the result is over lifted states
+    ``c * |H| + h``."""
+    n = mhmm.num_states
+    if len(v) != mhmm.memory_values * n:
+        raise InputError(f"memory embedding: expected {mhmm.memory_values * n} entries "
+                         f"(|M| x |H|), found {len(v)}")
+    return [v[ms[mhmm.cell_of(h)] * n + h] for ms in mhmm.memory_configurations() for h in range(n)]
+
+
+def reverse_lift(mhmm: MemoryHMM, w: Sequence) -> list:
+    """``phi(w)[(m, j, s)] = |M|^-(N-1) sum_{m_1..m_N : m_j = m} w[(m_1..m_N, j, s)]``, so
+    ``phi(eta(v)) = v``. Exact when ``w`` holds Fractions."""
+    n, M = mhmm.num_states, mhmm.memory_values
+    exact = isinstance(w[0], Fraction)
+    out = [Fraction(0) if exact else 0.0] * (M * n)
+    for c, ms in enumerate(mhmm.memory_configurations()):
+        for h in range(n):
+            k = ms[mhmm.cell_of(h)] * n + h
+            out[k] = out[k] + w[c * n + h]
+    scale = Fraction(1, M ** (mhmm.cells - 1)) if exact else 1.0 / M ** (mhmm.cells - 1)
+    return [x * scale for x in out]
+
+
+def memory_gbar(mhmm: MemoryHMM, embeddings: Sequence[Sequence], i: int) -> list[Fraction]:
+    """``Gbar_i(v) = W phi(tau_i(eta(v))) / ||phi(tau_i(eta(v)))||_1`` for a memory HMM,
+    embeddings of length ``|M||H|`` (SPEC section 1). Zero vector when the norm is 0."""
+    lifted = mhmm.lift()
+    tau_lift = tau(lifted, [lift_embedding(mhmm, v) for v in embeddings], i)
+    phi = reverse_lift(mhmm, tau_lift)
+    total = sum(phi)
+    if total == 0:
+        return [Fraction(0)] * mhmm.num_tokens
+    Wf = mhmm.emission_matrix()
+    return [sum((Wf[x, k] * phi[k] for k in range(len(phi)) if phi[k]), Fraction(0)) / total
+            for x in range(mhmm.num_tokens)]
+
+
+def memory_posterior(mhmm: MemoryHMM, tokens: Sequence[int], cell: int | None = None) -> list[Fraction]:
+    """``P[M_j | X_{1:T} = x]`` for cell ``j`` (default the target cell), exactly."""
+    j = mhmm.target_cell if cell is None else cell
+    if not 0 <= j < mhmm.cells:
+        raise InputError(f"cell {j} is outside 0..{mhmm.cells - 1}")
+    post = posterior_h0(mhmm.lift(), tokens)
+    n = mhmm.num_states
+    out = [Fraction(0)] * mhmm.memory_values
+    for c, ms in enumerate(mhmm.memory_configurations()):
+        out[ms[j]] += sum(post[c * n:(c + 1) * n], Fraction(0))
+    return out

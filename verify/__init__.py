@@ -1,0 +1,1 @@
+"""The checker: exact assumption checks, witness verification, counterexamples, experiments."""

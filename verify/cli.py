@@ -1,0 +1,70 @@
+"""The ``verify`` command (SPEC section 4).
+
+Each subcommand lives in its own module ``verify/cmd_<name>.py`` exposing
+``add_parser(subparsers)`` and ``run(args) -> int``. A subcommand builds a result dict and then
+renders it (``--json``: one JSON object on stdout; otherwise a readable report). Bad input is
+one line on stderr and exit code 2; set ``HEADPROMPT_DEBUG=1`` to see tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from models.exceptions import InputError
+
+__all__ = ["main", "build_parser", "SUBCOMMANDS"]
+
+# subcommand name -> module under verify/
+SUBCOMMANDS = {
+    "theorem": "verify.cmd_theorem",
+    "assumptions": "verify.cmd_assumptions",
+    "counterexample": "verify.cmd_counterexample",
+    "posterior": "verify.cmd_posterior",
+    "experiment": "verify.cmd_experiment",
+    "symbolic": "verify.cmd_symbolic",
+}
+
+EXIT_VERIFIED, EXIT_REFUTED, EXIT_USAGE, EXIT_ASSUMPTION = 0, 1, 2, 3
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # noqa: D401 - argparse hook
+        raise InputError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(prog="verify", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
+    for name, module_name in SUBCOMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue  # subcommand not built yet
+            raise
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    debug = bool(os.environ.get("HEADPROMPT_DEBUG"))
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.run(args))
+    except InputError as exc:
+        if debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""Rendering of result dicts: one JSON object for scripts, rich text for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+__all__ = ["emit_json", "console"]
+
+
+def emit_json(result: dict[str, Any]) -> None:
+    """Print ``result`` as exactly one JSON object on stdout."""
+    sys.stdout.write(json.dumps(result, default=_default) + "\n")
+
+
+def _default(obj: Any) -> Any:
+    from fractions import Fraction
+
+    import numpy as np
+
+    from models.rational import format_fraction
+
+    if isinstance(obj, Fraction):
+        return format_fraction(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
+
+
+def console():
+    """A rich console on stdout (plain text when not a terminal)."""
+    from rich.console import Console
+
+    return Console(highlight=False)
