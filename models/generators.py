@@ -1,0 +1,139 @@
+"""Instance generators: the paper's Appendix D recipe, exact rational random instances, and
+structured instances that satisfy a chosen assumption.
+
+Appendix D reading (the text is terse; documented in the README's notes): a transition column
+mix is a convex combination of ``|H|`` random permutation matrices with weights
+``softmax(U[0,1] logits / 0.01)``; ``pi0`` is ``softmax(U[0,1] logits / 10.0)``; each hidden
+state's emission distribution (a column of ``W``) is ``softmax(U[0,1] logits / 0.01)`` over the
+tokens. Exact versions round every column to a bounded denominator and re-normalise exactly,
+keeping its support.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import flint
+
+from .exceptions import InputError
+from .hmm import HMM, MemoryHMM
+from .rational import round_to_denominator
+
+__all__ = ["softmax_temperature", "permutation_mixture", "appendix_d_hmm", "appendix_d_memory_hmm",
+           "random_exact_hmm", "sparse_transitions", "stationary_distribution", "exact_rank"]
+
+
+def softmax_temperature(size: int, temperature: float, rng: np.random.Generator) -> np.ndarray:
+    """``softmax(logits / temperature)`` with logits i.i.d. uniform on ``[0, 1]``."""
+    z = rng.random(size) / temperature
+    z = np.exp(z - z.max())
+    return z / z.sum()
+
+
+def permutation_mixture(num_states: int, temperature: float, rng: np.random.Generator) -> np.ndarray:
+    """A convex combination of ``num_states`` random permutation matrices (doubly stochastic)."""
+    weights = softmax_temperature(num_states, temperature, rng)
+    out = np.zeros((num_states, num_states))
+    for w in weights:
+        out[rng.permutation(num_states), np.arange(num_states)] += w
+    return out
+
+
+def _check_sizes(**sizes: int) -> None:
+    for name, v in sizes.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise InputError(f"{name}: expected a positive integer, found {v!r}")
+
+
+def appendix_d_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Generator,
+                   exact: bool = False, max_denominator: int = 10**4) -> HMM:
+    """A random HMM by the paper's Appendix D recipe (float, or exact when ``exact``)."""
+    _check_sizes(num_states=num_states, num_tokens=num_tokens)
+    A = permutation_mixture(num_states, 0.01, rng)
+    pi0 = softmax_temperature(num_states, 10.0, rng)
+    W = np.stack([softmax_temperature(num_tokens, 0.01, rng) for _ in range(num_states)], axis=1)
+    hmm = HMM.create(A, W, pi0, exact=False)
+    return hmm.to_exact(max_denominator) if exact else hmm
+
+
+def appendix_d_memory_hmm(memory_values: int, syntax_states: int, num_tokens: int = 10, *,
+                          rng: np.random.Generator, exact: bool = False,
+                          max_denominator: int = 10**4) -> MemoryHMM:
+    """A single-cell memory HMM by the Appendix D recipe: ``A`` a permutation mixture over the
+    syntax states, each ``W[:, m, h]`` a temperature-0.01 softmax, ``pM`` and ``pi0``
+    temperature-10 softmaxes."""
+    _check_sizes(memory_values=memory_values, syntax_states=syntax_states, num_tokens=num_tokens)
+    A = permutation_mixture(syntax_states, 0.01, rng)
+    pi0 = softmax_temperature(syntax_states, 10.0, rng)
+    pM = softmax_temperature(memory_values, 10.0, rng)
+    W = np.stack([np.stack([softmax_temperature(num_tokens, 0.01, rng) for _ in range(syntax_states)], axis=1)
+                  for _ in range(memory_values)], axis=1)              # [X, M, H]
+    model = MemoryHMM.create(1, memory_values, syntax_states, A, W, pi0, pM, exact=False)
+    return model.to_exact(max_denominator) if exact else model
+
+
+def random_exact_hmm(num_states: int, num_tokens: int, *, rng: np.random.Generator,
+                     max_denominator: int = 1000, density: float = 1.0) -> HMM:
+    """A random exact HMM: Dirichlet(1) columns, each entry kept with probability ``density``
+    (at least one per column), rounded to ``max_denominator`` and re-normalised exactly."""
+    _check_sizes(num_states=num_states, num_tokens=num_tokens)
+
+    def columns(rows: int, cols: int) -> np.ndarray:
+        out = rng.dirichlet(np.ones(rows), size=cols).T
+        mask = rng.random(out.shape) < density
+        mask[rng.integers(rows, size=cols), np.arange(cols)] = True
+        out = np.where(mask, out + 1e-3, 0.0)
+        return out / out.sum(axis=0)
+
+    return HMM(round_to_denominator(columns(num_states, num_states), max_denominator),
+               round_to_denominator(columns(num_tokens, num_states), max_denominator),
+               round_to_denominator(rng.dirichlet(np.ones(num_states)), max_denominator))
+
+
+def sparse_transitions(num_states: int, support_size: int, *, rng: np.random.Generator,
+                       max_denominator: int = 1000) -> np.ndarray:
+    """An exact column-stochastic ``A`` whose columns have ``support_size`` nonzeros, always
+    including a random cycle through all states and a self-loop at state 0, so the chain is
+    irreducible and aperiodic (ergodic, Assumption 3.2)."""
+    _check_sizes(num_states=num_states, support_size=support_size)
+    if support_size > num_states:
+        raise InputError(f"support_size {support_size} exceeds num_states {num_states}")
+    order = rng.permutation(num_states)
+    nxt = np.empty(num_states, dtype=int)
+    nxt[order] = np.roll(order, -1)
+    A = np.zeros((num_states, num_states))
+    for h in range(num_states):
+        support = {int(nxt[h])} | ({0} if h == 0 else set())
+        others = [g for g in rng.permutation(num_states) if g not in support]
+        support |= set(int(g) for g in others[:max(0, support_size - len(support))])
+        w = rng.dirichlet(np.ones(len(support)))
+        A[sorted(support), h] = w
+    return round_to_denominator(A, max_denominator)
+
+
+def exact_rank(matrix) -> int:
+    """The exact rank of a rational matrix (python-flint ``fmpq_mat``)."""
+    rows = [[flint.fmpq(int(v.numerator), int(v.denominator)) for v in row] for row in np.asarray(matrix, dtype=object)]
+    if not rows or not rows[0]:
+        return 0
+    return flint.fmpq_mat(rows).rank()
+
+
+def stationary_distribution(A) -> np.ndarray:
+    """The exact stationary distribution ``p = A p``, ``sum p = 1`` of an irreducible exact
+    column-stochastic ``A``.
+
+    Raises:
+        InputError: when the stationary distribution is not unique (A not irreducible).
+    """
+    from fractions import Fraction
+
+    n = len(A)
+    rows = [[flint.fmpq(int(v.numerator), int(v.denominator)) for v in row] for row in np.asarray(A, dtype=object)]
+    M = flint.fmpq_mat(rows) - flint.fmpq_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
+    aug = flint.fmpq_mat(n + 1, n, [M[i, j] for i in range(n) for j in range(n)] + [1] * n)
+    if aug.rank() < n:
+        raise InputError("stationary distribution: not unique (the chain is not irreducible)")
+    rhs = flint.fmpq_mat(n + 1, 1, [0] * n + [1])
+    # least-squares-free exact solve: pick n independent rows including the normalisation row
+    sol = (aug.transpose() * aug).solve(aug.transpose() * rhs)
+    return np.array([Fraction(int(sol[i, 0].p), int(sol[i, 0].q)) for i in range(n)], dtype=object)

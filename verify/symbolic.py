@@ -1,0 +1,368 @@
+"""Symbolic proofs (sympy) of the HMM identities behind Theorems 3.3 and 3.6.
+
+Every statement is proven as an identity of rational functions in symbolic HMM parameters,
+for every token sequence ``x`` of each length ``1..T``, at small sizes (default ``|H| = 2``,
+``|X| = 2``, ``T = 3``). The stochastic constraints are built in: the last free entry of each
+column of ``A`` and ``W`` and the last entry of ``pi0`` are ``1 - (sum of the others)``, so an
+identity proven here holds on the whole parameter space (wherever its denominators are
+nonzero, i.e. on a dense open set containing the interior).
+
+Two independent computations meet in every proof (SPEC section 1 conventions, 0-based states
+and tokens, hidden chain ``H_0, H_1, ...`` with ``H_0`` silent):
+
+- left-hand sides by brute force over hidden paths (:func:`path_sum`, the SPEC's definition of
+  ``tau_i`` read literally);
+- right-hand sides from the paper's formula, with the probabilities in it computed by matrix
+  products (forward marginals ``A^i pi0``, backward messages ``Pr(X_{1:T} = x | H_0)``).
+
+Equality is decided in sympy's field of rational functions ``QQ(parameters)`` (numerator and
+denominator kept coprime, the representation ``sympy.cancel`` computes): the difference must
+reduce to exactly ``0``. Every statement function takes a hook that replaces the right-hand side
+(or the head, the prompt, ...), so a wrong formula can be fed in and is rejected.
+
+Positivity of ``r_x``: its numerator and denominator are computed once more with every entry of
+``A``, ``W``, ``pi0`` (and ``u``) a free symbol (constraints not substituted); both are checked
+to be nonzero polynomials with nonnegative coefficients, which proves ``r_x > 0`` wherever every
+such entry is positive (and ``r_x`` used in the identities is this ratio with the constraints
+substituted).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from sympy import QQ
+from sympy.polys.rings import ring as poly_ring
+
+from models.exceptions import InputError
+
+__all__ = [
+    "MAX_SIZE", "MAX_PATH_WORK", "STATEMENTS", "SymbolicHMM", "symbolic_hmm", "check_sizes",
+    "sequences", "path_sum", "gbar_path_sum", "state_marginal", "backward_likelihood",
+    "sequence_probability", "start_posterior", "prompt_weight", "left_inverse",
+    "prop_3_4_rhs", "claim_a1_rhs", "lemma_b2_rhs", "gbar2_rhs", "head_3_3_weights",
+    "head_3_3_rhs", "head_3_6_weights", "structured_case", "nonnegative_polynomial",
+]
+
+MAX_SIZE = 4
+#: Budget on the brute-force work, sum over lengths t <= T of |X|^t * |H|^(t+3) paths.
+MAX_PATH_WORK = 40_000
+
+Vector = tuple  # of ring or field elements, indexed by hidden state or token
+
+
+@dataclass(frozen=True)
+class SymbolicHMM:
+    """A vanilla HMM with symbolic parameters (SPEC section 1), entries in ``QQ[params]``.
+
+    ``A``: ``|H| x |H|`` with ``A[h2][h1] = Pr(H_i = h2 | H_{i-1} = h1)``; ``W``: ``|X| x |H|``
+    with ``W[x][h] = Pr(X_i = x | H_i = h)``; ``pi0``: ``P[H_0]``; ``u``: prompt vector in
+    ``[0,1]^H`` (Section 3.1); ``mu``: task weights (eq. 3.1); ``empty``: ``e(empty)``, an
+    arbitrary vector. ``constrained`` says whether columns sum to 1 (see :func:`symbolic_hmm`).
+    """
+
+    ring: Any = field(repr=False)
+    A: tuple
+    W: tuple
+    pi0: Vector
+    u: Vector
+    mu: Vector
+    empty: Vector
+    constrained: bool = True
+
+    @property
+    def num_states(self) -> int:
+        return len(self.pi0)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.W)
+
+    @property
+    def field(self) -> Any:
+        """The field ``QQ(params)`` in which identities are decided."""
+        return self.ring.to_field()
+
+    def frac(self, value: Any) -> Any:
+        """``value`` (int, polynomial or fraction) as an element of :attr:`field`."""
+        return self.field(value)
+
+    def emission(self, token: int) -> Vector:
+        """Proper embedding ``e(token) = W[token, :]``, a vector over ``H``."""
+        return self.W[token]
+
+
+def symbolic_hmm(hidden: int, vocab: int, *, constrained: bool = True,
+                 A_zeros: Iterable[tuple[int, int]] = (), mu_support: Iterable[int] | None = None
+                 ) -> SymbolicHMM:
+    """Symbolic HMM with ``hidden`` states and ``vocab`` tokens.
+
+    Free symbols: ``a{h2}_{h1}`` for ``A``, ``w{x}_{h}`` for ``W``, ``p{h}`` for ``pi0``,
+    ``u{h}``, ``m{h}`` (for ``h`` in ``mu_support``, default all), ``e{h}``. ``A_zeros`` lists
+    entries ``(h2, h1)`` of ``A`` fixed to 0. With ``constrained`` the last nonzero entry of every
+    column (and of ``pi0``) is ``1 - sum of the others``; otherwise every entry is a free symbol.
+
+    >>> hmm = symbolic_hmm(2, 2)
+    >>> hmm.A[1][0], hmm.W[1][1], hmm.pi0[1]
+    (-a0_0 + 1, -w0_1 + 1, -p0 + 1)
+    """
+    check_sizes(hidden, vocab, 1)
+    zeros = set(A_zeros)
+    support = range(hidden) if mu_support is None else sorted(set(mu_support))
+    a_names = [[None if (r, c) in zeros else f"a{r}_{c}" for c in range(hidden)]
+               for r in range(hidden)]
+    w_names = [[f"w{x}_{h}" for h in range(hidden)] for x in range(vocab)]
+    p_names = [f"p{h}" for h in range(hidden)]
+    if constrained:  # the last nonzero entry of each column is not a symbol
+        for c in range(hidden):
+            rows = [r for r in range(hidden) if a_names[r][c] is not None]
+            if not rows:
+                raise InputError(f"A_zeros: column {c} of A would be all zero; it must sum to 1")
+            a_names[rows[-1]][c] = "rest"
+        for h in range(hidden):
+            w_names[-1][h] = "rest"
+        p_names[-1] = "rest"
+    names = [n for row in a_names for n in row if n not in (None, "rest")]
+    names += [n for row in w_names for n in row if n != "rest"]
+    names += [n for n in p_names if n != "rest"]
+    names += [f"u{h}" for h in range(hidden)] + [f"m{h}" for h in support]
+    names += [f"e{h}" for h in range(hidden)]
+    R, *gens = poly_ring(",".join(names), QQ)
+    sym = dict(zip(names, gens))
+
+    def column(entries: list) -> list:
+        known = sum((sym[n] for n in entries if n not in (None, "rest")), R.zero)
+        return [R.zero if n is None else (R.one - known if n == "rest" else sym[n])
+                for n in entries]
+
+    A_cols = [column([a_names[r][c] for r in range(hidden)]) for c in range(hidden)]
+    W_cols = [column([w_names[x][h] for x in range(vocab)]) for h in range(hidden)]
+    return SymbolicHMM(
+        ring=R,
+        A=tuple(tuple(A_cols[c][r] for c in range(hidden)) for r in range(hidden)),
+        W=tuple(tuple(W_cols[h][x] for h in range(hidden)) for x in range(vocab)),
+        pi0=tuple(column(p_names)),
+        u=tuple(sym[f"u{h}"] for h in range(hidden)),
+        mu=tuple(sym[f"m{h}"] if h in support else R.zero for h in range(hidden)),
+        empty=tuple(sym[f"e{h}"] for h in range(hidden)),
+        constrained=constrained,
+    )
+
+
+def check_sizes(hidden: Any, vocab: Any, length: Any) -> None:
+    """Raise :class:`InputError` unless the sizes are integers in ``1..MAX_SIZE`` and the
+    brute-force work stays within :data:`MAX_PATH_WORK`."""
+    for name, value in (("hidden", hidden), ("vocab", vocab), ("length", length)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIZE:
+            raise InputError(f"symbolic: --{name} must be an integer in 1..{MAX_SIZE}, "
+                             f"got {value!r}")
+    work = sum(vocab ** t * hidden ** (t + 3) for t in range(1, length + 1))
+    if work > MAX_PATH_WORK:
+        raise InputError(f"symbolic: sizes --hidden {hidden} --vocab {vocab} --length {length} "
+                         f"need {work} path terms (limit {MAX_PATH_WORK}); use smaller sizes")
+
+
+def sequences(vocab: int, length: int) -> Iterator[tuple[int, ...]]:
+    """Every token sequence of length ``1..length`` over ``0..vocab-1``, shortest first."""
+    for t in range(1, length + 1):
+        yield from itertools.product(range(vocab), repeat=t)
+
+
+# ----------------------------------------------------------------------------------------------
+# Left-hand sides: brute force over hidden paths.
+
+def path_sum(hmm: SymbolicHMM, emissions: Sequence[Vector | None], step: int) -> Vector:
+    """Joint weight of ``H_step = h`` and the evidence, by enumerating hidden paths.
+
+    ``out[h] = sum over h_0..h_t with h_step = h of
+    pi0[h_0] prod_{j=1..t} A[h_j, h_{j-1}] prod_{j: emissions[j-1] given} emissions[j-1][h_j]``,
+    ``t = len(emissions)``; ``emissions[j-1]`` is the likelihood vector of the evidence at time
+    ``j`` (``None``: unobserved). Shape ``(|H|,)``, entries in ``hmm.ring``.
+    """
+    n, t = hmm.num_states, len(emissions)
+    out = [hmm.ring.zero] * n
+
+    def walk(j: int, prev: int, weight: Any, marked: int) -> None:
+        if j > t:
+            out[marked] += weight
+            return
+        for h in range(n):
+            w = weight * hmm.A[h][prev]
+            if emissions[j - 1] is not None:
+                w *= emissions[j - 1][h]
+            if w:
+                walk(j + 1, h, w, h if j == step else marked)
+
+    for h0 in range(n):
+        if hmm.pi0[h0]:
+            walk(1, h0, hmm.pi0[h0], h0)
+    return tuple(out)
+
+
+def gbar_path_sum(hmm: SymbolicHMM, embeddings: Sequence[Vector], position: int) -> Vector:
+    """``Gbar_i(v) = W tau_i(v) / ||tau_i(v)||_1`` (paper eq. B.1, SPEC section 1) by path sums.
+
+    ``position`` is 0-based (paper's ``i = position + 1``); ``embeddings[position]`` is ignored.
+    Shape ``(|X|,)``, entries in ``hmm.field``; the norm is a nonzero polynomial here.
+    """
+    tau = path_sum(hmm, [None if j == position else v for j, v in enumerate(embeddings)],
+                   position + 1)
+    norm = hmm.frac(sum(tau, hmm.ring.zero))
+    return tuple(hmm.frac(sum((hmm.W[z][h] * tau[h] for h in range(hmm.num_states)),
+                              hmm.ring.zero)) / norm for z in range(hmm.vocab_size))
+
+
+def _normalized(hmm: SymbolicHMM, joint: Vector) -> Vector:
+    total = hmm.frac(sum(joint, hmm.ring.zero))
+    return tuple(hmm.frac(p) / total for p in joint)
+
+
+# ----------------------------------------------------------------------------------------------
+# Right-hand sides: matrix products (messages).
+
+def _matvec(M: Sequence[Vector], v: Vector) -> Vector:
+    return tuple(sum((row[c] * v[c] for c in range(len(v))), 0) for row in M)
+
+
+def _dot(a: Vector, b: Vector) -> Any:
+    return sum((p * q for p, q in zip(a, b)), 0)
+
+
+def state_marginal(hmm: SymbolicHMM, step: int) -> Vector:
+    """``P[H_step] = A^step pi0``, shape ``(|H|,)``."""
+    v = hmm.pi0
+    for _ in range(step):
+        v = _matvec(hmm.A, v)
+    return v
+
+
+def backward_likelihood(hmm: SymbolicHMM, x: Sequence[int]) -> Vector:
+    """``beta[h] = Pr(X_{1:T} = x | H_0 = h)`` by backward messages
+    ``beta_{j-1} = A^T (W[x_j, :] ⊙ beta_j)``, ``beta_T = 1``. Shape ``(|H|,)``."""
+    n = hmm.num_states
+    beta = (hmm.ring.one,) * n
+    for z in reversed(x):
+        beta = tuple(sum((hmm.A[h2][h] * hmm.W[z][h2] * beta[h2] for h2 in range(n)), 0)
+                     for h in range(n))
+    return beta
+
+
+def sequence_probability(hmm: SymbolicHMM, x: Sequence[int], step: int = 0) -> Any:
+    """``Pr(X_{step+1:step+T} = x) = P[H_step] . beta`` (stationary emissions/transitions)."""
+    return _dot(state_marginal(hmm, step), backward_likelihood(hmm, x))
+
+
+def start_posterior(hmm: SymbolicHMM, x: Sequence[int]) -> Vector:
+    """``P[H_0 | X_{1:T} = x] = pi0 ⊙ beta / (pi0 . beta)`` in ``hmm.field``, shape ``(|H|,)``."""
+    beta = backward_likelihood(hmm, x)
+    return _normalized(hmm, tuple(p * b for p, b in zip(hmm.pi0, beta)))
+
+
+def prompt_weight(hmm: SymbolicHMM) -> Vector:
+    """``c = P[Xhat_1 = ztilde, H_2] = A (u ⊙ P[H_1])`` (proof of Theorem 3.6), shape ``(|H|,)``."""
+    p1 = state_marginal(hmm, 1)
+    return _matvec(hmm.A, tuple(u * p for u, p in zip(hmm.u, p1)))
+
+
+def left_inverse(hmm: SymbolicHMM, columns: Sequence[int]) -> dict[int, Vector]:
+    """A left inverse of ``W[:, columns]``: ``{h: row}`` with ``sum_x row_h[x] W[x, h'] = 1(h = h')``.
+
+    Uses the top ``k x k`` block (``k = len(columns) <= |X|``), inverted by Gauss-Jordan in
+    ``hmm.field``, padded with zero columns. Raises :class:`InputError` if that block is
+    singular as a matrix of rational functions (then Assumption 3.1/3.5 fails everywhere).
+    """
+    k, F = len(columns), hmm.field
+    if k > hmm.vocab_size:
+        raise InputError(f"W[:, {list(columns)}] has {k} columns but only {hmm.vocab_size} rows; "
+                         "it has no left inverse (Assumption 3.1/3.5 needs |X| >= that number)")
+    M = [[F(hmm.W[r][h]) for h in columns] + [F(int(r == c)) for c in range(k)]
+         for r in range(k)]
+    for col in range(k):
+        pivot = next((r for r in range(col, k) if M[r][col] != 0), None)
+        if pivot is None:
+            raise InputError(f"W[:{k}, {list(columns)}] is singular; no left inverse")
+        M[col], M[pivot] = M[pivot], M[col]
+        M[col] = [e / M[col][col] for e in M[col]]
+        for r in range(k):
+            if r != col and M[r][col] != 0:
+                M[r] = [e - M[r][col] * f for e, f in zip(M[r], M[col])]
+    zeros = (F.zero,) * (hmm.vocab_size - k)
+    return {h: tuple(M[i][k:]) + zeros for i, h in enumerate(columns)}
+
+
+def prop_3_4_rhs(hmm: SymbolicHMM, x: Sequence[int]) -> Vector:
+    """``W P[H_1 | X_{2:T+1} = x]`` with ``P[H_1 | .] ∝ P[H_1] ⊙ beta`` (Proposition 3.4)."""
+    joint = tuple(p * b for p, b in zip(state_marginal(hmm, 1), backward_likelihood(hmm, x)))
+    return _matvec([[hmm.frac(w) for w in row] for row in hmm.W], _normalized(hmm, joint))
+
+
+def claim_a1_rhs(hmm: SymbolicHMM, x: Sequence[int], step: int) -> Vector:
+    """``r_x D P[H_0 | X_{1:T} = x]``, ``D = diag(P[H_i] / P[H_0])``,
+    ``r_x = Pr(X_{1:T} = x) / Pr(X_{i+1:T+i} = x)`` (Claim A.1, ``i = step``)."""
+    r = hmm.frac(sequence_probability(hmm, x)) / hmm.frac(sequence_probability(hmm, x, step))
+    d = [hmm.frac(p) / hmm.frac(q) for p, q in zip(state_marginal(hmm, step), hmm.pi0)]
+    return tuple(r * dh * ph for dh, ph in zip(d, start_posterior(hmm, x)))
+
+
+def _lemma_b2_r(hmm: SymbolicHMM, x: Sequence[int]) -> tuple[Any, Any]:
+    """``r_x = Pr(X_{1:T} = x) / Pr(Xhat_1 = ztilde, Xhat_{3:T+2} = x)`` as (num, den)."""
+    return sequence_probability(hmm, x), _dot(prompt_weight(hmm), backward_likelihood(hmm, x))
+
+
+def lemma_b2_rhs(hmm: SymbolicHMM, x: Sequence[int]) -> Vector:
+    """``r_x diag(1/P[H_0]) (c ⊙ P[H_0 | X_{1:T} = x])``, ``c = P[Xhat_1 = ztilde, H_2]``
+    (Lemma B.2 with ``D = diag(1/P[H_0])``; ``r_x`` as in :func:`_lemma_b2_r`)."""
+    num, den = _lemma_b2_r(hmm, x)
+    r = hmm.frac(num) / hmm.frac(den)
+    return tuple(r * hmm.frac(c) / hmm.frac(p) * q
+                 for c, p, q in zip(prompt_weight(hmm), hmm.pi0, start_posterior(hmm, x)))
+
+
+def gbar2_rhs(hmm: SymbolicHMM, x: Sequence[int]) -> Vector:
+    """``Gbar_2(ehat(x)) = r_x W diag(1/P[H_0]) (c ⊙ P[H_0 | X = x])`` (Theorem 3.6's proof)."""
+    return _matvec([[hmm.frac(w) for w in row] for row in hmm.W], lemma_b2_rhs(hmm, x))
+
+
+def head_3_3_weights(hmm: SymbolicHMM) -> Vector:
+    """``b = mu^T D^-1 W^+``, ``D = diag(P[H_1]/P[H_0])`` (proof of Theorem 3.3), shape ``(|X|,)``."""
+    w_plus = left_inverse(hmm, range(hmm.num_states))
+    p1 = state_marginal(hmm, 1)
+    scale = [hmm.frac(m) * hmm.frac(p0) / hmm.frac(q) for m, p0, q in zip(hmm.mu, hmm.pi0, p1)]
+    return tuple(sum((scale[h] * w_plus[h][z] for h in w_plus), hmm.field.zero)
+                 for z in range(hmm.vocab_size))
+
+
+def head_3_3_rhs(hmm: SymbolicHMM, x: Sequence[int]) -> Any:
+    """``r_x mu . P[H_0 | X_{1:T} = x]`` with ``r_x = Pr(X_{1:T} = x) / Pr(X_{2:T+1} = x)``."""
+    r = hmm.frac(sequence_probability(hmm, x)) / hmm.frac(sequence_probability(hmm, x, 1))
+    return r * _dot([hmm.frac(m) for m in hmm.mu], start_posterior(hmm, x))
+
+
+def head_3_6_weights(hmm: SymbolicHMM, H_star: Sequence[int]) -> Vector:
+    """``b = mu^T Bdiag W_{H*}^+`` (proof of Theorem 3.6): ``W_{H*}^+`` a left inverse of
+    ``W[:, H*]``, ``Bdiag = diag(P[H_0] / c)`` on ``H*`` (undoing ``D = diag(1/P[H_0])`` and
+    the prompt weight ``c``). Shape ``(|X|,)``."""
+    w_plus, c = left_inverse(hmm, H_star), prompt_weight(hmm)
+    scale = {h: hmm.frac(hmm.mu[h]) * hmm.frac(hmm.pi0[h]) / hmm.frac(c[h]) for h in H_star}
+    return tuple(sum((scale[h] * w_plus[h][z] for h in H_star), hmm.field.zero)
+                 for z in range(hmm.vocab_size))
+
+
+def structured_case(vocab: int) -> dict[str, Any]:
+    """The Theorem 3.6 instance family used here: ``H* = {0..k-1}``, ``k = min(vocab, 3)``,
+    ``|H| = k + 1``, ``B = {0}``, ``A[h, 0] = 0`` for ``h`` outside ``H*`` (so
+    ``supp(A[:, 0]) = H*``), ``mu`` supported on ``H*``."""
+    k = min(vocab, MAX_SIZE - 1)
+    return {"hidden": k + 1, "vocab": vocab, "H_star": list(range(k)), "B": [0],
+            "A_zeros": [[k, 0]]}
+
+
+def nonnegative_polynomial(p: Any) -> bool:
+    """True iff ``p`` is a nonzero polynomial whose coefficients are all >= 0 (then ``p > 0``
+    wherever every variable is > 0)."""
+    return bool(p) and all(c >= 0 for c in p.coeffs())
+
+
+STATEMENTS = ("prop-3.4", "claim-A.1", "lemma-B.2", "head-3.3", "head-3.6")
