@@ -1,0 +1,108 @@
+"""Independent oracles: brute-force sums over all hidden paths, in exact Fractions.
+
+Nothing here uses message passing or the package's inference code; only the model value types
+are read. Use on tiny instances (cost ``|H|^(t+1)`` per call).
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+
+
+def path_tau(A, pi0, embeddings, i):
+    """``tau_i(v)[h]`` by the definition (SPEC section 1): a sum over hidden paths."""
+    n, t = len(pi0), len(embeddings)
+    out = [Fraction(0)] * n
+    for path in itertools.product(range(n), repeat=t + 1):
+        p = Fraction(pi0[path[0]])
+        for j in range(1, t + 1):
+            p *= A[path[j], path[j - 1]]
+            if j - 1 != i:
+                p *= embeddings[j - 1][path[j]]
+            if p == 0:
+                break
+        out[path[i + 1]] += p
+    return out
+
+
+def path_gbar(A, W, pi0, embeddings, i):
+    """``Gbar_i(v) = W tau_i / ||tau_i||_1`` from :func:`path_tau` (zero vector if the norm is 0)."""
+    tau = path_tau(A, pi0, embeddings, i)
+    total = sum(tau)
+    if total == 0:
+        return [Fraction(0)] * len(W)
+    return [sum(W[x][h] * tau[h] for h in range(len(tau))) / total for x in range(len(W))]
+
+
+def joint_probability(hmm, tokens, hidden_index=None):
+    """``Pr(X = x)`` or the vector ``Pr(H_k = h, X = x)`` by path sums."""
+    n = hmm.num_states
+    vec = [Fraction(0)] * n
+    total = Fraction(0)
+    for path in itertools.product(range(n), repeat=len(tokens) + 1):
+        p = Fraction(hmm.pi0[path[0]])
+        for j, z in enumerate(tokens, start=1):
+            p *= hmm.A[path[j], path[j - 1]] * hmm.W[z, path[j]]
+            if p == 0:
+                break
+        total += p
+        if hidden_index is not None:
+            vec[path[hidden_index]] += p
+    return total if hidden_index is None else vec
+
+
+def path_posterior(hmm, tokens, k=0):
+    """``P[H_k | X = x]`` by path sums (zero vector when ``Pr(X = x) = 0``)."""
+    vec = joint_probability(hmm, tokens, k)
+    total = sum(vec)
+    return [v / total if total else Fraction(0) for v in vec]
+
+
+def path_conditional(hmm, tokens, i):
+    """``G_i(x) = P[X_i | X_{-i}]`` from joint probabilities: ``Pr(X_i = z, x_{-i}) / Pr(x_{-i})``."""
+    joint = [joint_probability(hmm, tokens[:i] + [z] + tokens[i + 1:]) for z in range(hmm.num_tokens)]
+    total = sum(joint)
+    return [j / total if total else Fraction(0) for j in joint]
+
+
+def memory_joint(mhmm, tokens):
+    """``Pr(M = m, X = x)`` for every memory configuration (lexicographic), straight from the
+    memory HMM's definition (paper Section 4), without the lifted chain."""
+    n = mhmm.num_states
+    out = []
+    for c, ms in enumerate(itertools.product(range(mhmm.memory_values), repeat=mhmm.cells)):
+        total = Fraction(0)
+        for path in itertools.product(range(n), repeat=len(tokens) + 1):
+            p = Fraction(mhmm.pM[c]) * mhmm.pi0[path[0]]
+            for j, z in enumerate(tokens, start=1):
+                h = path[j]
+                p *= mhmm.A[h, path[j - 1]] * mhmm.W[z, ms[h // mhmm.syntax_states], h]
+                if p == 0:
+                    break
+            total += p
+        out.append((ms, total))
+    return out
+
+
+def memory_posterior(mhmm, tokens, cell):
+    """``P[M_cell | X = x]`` by sums over memories and hidden paths."""
+    probs = [Fraction(0)] * mhmm.memory_values
+    for ms, p in memory_joint(mhmm, tokens):
+        probs[ms[cell]] += p
+    total = sum(probs)
+    return [p / total if total else Fraction(0) for p in probs]
+
+
+def memory_conditional(mhmm, tokens, i):
+    """``P[X_i | X_{-i}]`` of a memory HMM from joint probabilities."""
+    joint = [sum(p for _, p in memory_joint(mhmm, tokens[:i] + [z] + tokens[i + 1:]))
+             for z in range(mhmm.num_tokens)]
+    total = sum(joint)
+    return [j / total if total else Fraction(0) for j in joint]
+
+
+def as_lists(arr):
+    return np.asarray(arr, dtype=object).tolist()

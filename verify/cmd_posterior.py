@@ -1,0 +1,94 @@
+"""``verify posterior --hmm FILE --seq "0 3 1 2" [--mode exact|float] [--json]`` (SPEC section 4).
+
+Prints ``P[H_0 | X_{1:T} = x]`` (``P[M_{j*} | X_{1:T} = x]`` for a memory HMM) and
+``G_i(x) = P[X_i | X_{-i} = x_{-i}]`` for every position ``i``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from models import inference_exact as ie
+from models import inference_float as iff
+from models.hmm import HMM
+from models.instances import load_instance
+from models.rational import format_array
+
+from .common import parse_sequence
+from .render import console, emit_json
+
+__all__ = ["add_parser", "run", "posterior_result"]
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("posterior", help="exact or float posterior and conditionals G_i(x)",
+                       description=__doc__.splitlines()[0])
+    p.add_argument("--hmm", required=True, metavar="FILE", help="instance file (SPEC section 3)")
+    p.add_argument("--seq", required=True, help='token sequence, e.g. "0 3 1 2"')
+    p.add_argument("--mode", choices=("exact", "float"), default="exact")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run)
+
+
+def posterior_result(model, tokens: list[int], mode: str) -> dict:
+    """The result dict: ``sequence``, ``mode``, ``posterior`` and ``G`` (``G[i]`` is the paper's
+    ``G_{i+1}(x)``); exact values as ``"p/q"`` strings, float values as numbers."""
+    if mode == "exact":
+        if isinstance(model, HMM):
+            post = ie.posterior_h0(model, tokens)
+            G = ie.conditionals(model, tokens)
+        else:
+            post = ie.memory_posterior(model, tokens)
+            G = ie.conditionals(model.lift(), tokens)
+        post_out, G_out = format_array(np.array(post, dtype=object)), format_array(np.array(G, dtype=object))
+        possible = any(v != 0 for v in post)
+    else:
+        f = model.to_float()
+        if isinstance(f, HMM):
+            post = iff.posterior_h0(f, [tokens])[0]
+            G = iff.conditionals(f, [tokens])[0]
+        else:
+            post = iff.memory_posterior(f, [tokens])[0]
+            G = iff.conditionals(f.lift(), [tokens])[0]
+        post_out, G_out = post.tolist(), G.tolist()
+        possible = bool(np.any(post != 0))
+    return {"sequence": tokens, "mode": mode, "posterior": post_out, "G": G_out, "_possible": possible}
+
+
+def run(args) -> int:
+    model = load_instance(args.hmm, exact=args.mode == "exact")
+    tokens = parse_sequence(args.seq, model.num_tokens)
+    result = posterior_result(model, tokens, args.mode)
+    possible = result.pop("_possible")
+    if not possible:
+        print("warning: Pr(X = x) = 0 for this sequence; the posterior is undefined and shown as 0",
+              file=sys.stderr)
+    if args.json:
+        emit_json(result)
+        return 0
+    _render(model, result)
+    return 0
+
+
+def _render(model, result: dict) -> None:
+    from rich.table import Table
+
+    out = console()
+    memory = not isinstance(model, HMM)
+    what = f"P[M_{model.target_cell + 1} | X = x]" if memory else "P[H_0 | X_{1:T} = x]"
+    out.print(f"sequence {' '.join(map(str, result['sequence']))}   mode: {result['mode']}")
+    table = Table(title=what)
+    table.add_column("memory value" if memory else "hidden state", justify="right")
+    table.add_column("probability", justify="right")
+    for k, v in enumerate(result["posterior"]):
+        table.add_row(str(k), str(v))
+    out.print(table)
+    g = Table(title="G_i(x) = P[X_i | X_-i = x_-i]  (rows: position i, 1-based; columns: token)")
+    g.add_column("i", justify="right")
+    for z in range(model.num_tokens):
+        g.add_column(str(z), justify="right")
+    for i, row in enumerate(result["G"]):
+        g.add_row(str(i + 1), *[str(v) if isinstance(v, str) else f"{v:.6g}" for v in row])
+    out.print(g)
