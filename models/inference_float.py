@@ -114,10 +114,12 @@ def posterior_hidden(hmm: HMM, tokens, i: int) -> np.ndarray:
     n, t, H = emb.shape
     if not 0 <= i <= t:
         raise InputError(f"hidden index {i} is outside 0..{t}")
+    if i == 0:                                    # backward pass only
+        b = np.ones((n, H))
+        for j in range(t - 1, -1, -1):
+            b = _normalize((emb[:, j] * b) @ A)   # ∝ P[x_{j+1..T} | H_j]
+        return _normalize(pi0[None, :] * b)
     pre, alpha, beta = messages(A, pi0, emb)
-    if i == 0:
-        b = beta[:, 0] * emb[:, 0]                # P[x_1.. | H_1] up to scale
-        return _normalize(pi0[None, :] * (b @ A))
     return _normalize(alpha[:, i - 1] * beta[:, i - 1])
 
 
