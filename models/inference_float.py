@@ -62,12 +62,14 @@ def messages(A: np.ndarray, pi0: np.ndarray, emb: np.ndarray) -> tuple[np.ndarra
     ``alpha[:, j] ∝ emb_j ⊙ pre[:, j]``, ``beta[:, j] ∝ P[evidence after j | H_{j+1}]``.
     """
     n, t, H = emb.shape
+    # C-contiguous operands: OpenBLAS takes a far slower path for a transposed right operand
+    A, AT = np.ascontiguousarray(A), np.ascontiguousarray(A.T)
     pre = np.empty((n, t, H))
     alpha = np.empty((n, t, H))
     beta = np.empty((n, t, H))
     a = np.broadcast_to(pi0, (n, H))
     for j in range(t):
-        pre[:, j] = _normalize(a @ A.T)          # [n, H]
+        pre[:, j] = _normalize(a @ AT)           # [n, H]
         a = alpha[:, j] = _normalize(emb[:, j] * pre[:, j])
     b = np.ones((n, H)) / H
     for j in range(t - 1, -1, -1):
@@ -78,7 +80,7 @@ def messages(A: np.ndarray, pi0: np.ndarray, emb: np.ndarray) -> tuple[np.ndarra
 
 def _as_float(hmm: HMM):
     f = hmm.to_float()
-    return np.asarray(f.A), np.asarray(f.W), np.asarray(f.pi0)
+    return tuple(np.ascontiguousarray(a) for a in (f.A, f.W, f.pi0))
 
 
 def tau_normalized(hmm: HMM, emb: np.ndarray, i: int) -> np.ndarray:
@@ -96,14 +98,14 @@ def tau_normalized(hmm: HMM, emb: np.ndarray, i: int) -> np.ndarray:
 def gbar(hmm: HMM, emb: np.ndarray, i: int) -> np.ndarray:
     """``Gbar_i(v)`` for a batch of embedding sequences ``[n, t, H]``: ``[n, X]``."""
     _, W, _ = _as_float(hmm)
-    return tau_normalized(hmm, emb, i) @ W.T
+    return tau_normalized(hmm, emb, i) @ np.ascontiguousarray(W.T)
 
 
 def conditionals(hmm: HMM, tokens) -> np.ndarray:
     """``G_i(x) = P[X_i | X_{-i} = x_{-i}]`` for every position: ``[n, T, X]``."""
     A, W, pi0 = _as_float(hmm)
     pre, _, beta = messages(A, pi0, proper_embeddings(hmm, tokens))
-    return _normalize(pre * beta) @ W.T
+    return _normalize(pre * beta) @ np.ascontiguousarray(W.T)
 
 
 def posterior_hidden(hmm: HMM, tokens, i: int) -> np.ndarray:

@@ -179,16 +179,26 @@ class ExactBackbone:
         return nn.Parameter(theta.to(self.device))
 
     def prepare(self, tokens: np.ndarray) -> torch.Tensor:
-        """Proper embeddings ``[n, T, H]`` on the device, computed once per split."""
-        return torch.as_tensor(inference_float.proper_embeddings(self.hmm, tokens), dtype=self.dtype,
-                               device=self.device)
+        """Backward messages ``[n, H]`` at the read position, ``beta ∝ P[x_1..x_T | H_read]``
+        (``inference_float.messages`` on ``(1, e(x_1)..e(x_T))``), computed once per split."""
+        A, pi0 = np.asarray(self.hmm.A), np.asarray(self.hmm.pi0)
+        _, _, beta = inference_float.messages(A, pi0, self._emb(tokens))              # [n, T+1, H]
+        return torch.as_tensor(beta[:, 0], dtype=self.dtype, device=self.device)
 
     def prompted(self, prepared: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
-        n, P = len(prepared), len(theta)
-        u = torch.sigmoid(theta).unsqueeze(0).expand(n, P, self.prompt_dim)        # [n, P, H]
-        ones = torch.ones(n, 1, self.prompt_dim, dtype=self.dtype, device=self.device)
-        emb = torch.cat([u, ones, prepared], dim=1)                                 # [n, P+1+T, H]
-        return inference_torch.gbar(self.A, self.W, self.pi0, emb, P).float()       # [n, X]
+        """``Gbar_P(u_1..u_P, 1, e(x))`` ``[n, X]``. ``tau_P`` factors as the prompts' prior of
+        the read state (one forward pass over ``(u_1..u_P, 1)``, shared by every sequence) times
+        the sequence's backward message, so the ``T`` observed positions are not re-run each
+        step; ``tests/test_experiment.py`` holds this against ``inference_torch.gbar`` on the
+        whole embedding sequence."""
+        P = len(theta)
+        u = torch.sigmoid(theta)                                                      # [P, H]
+        ones = torch.ones(1, self.prompt_dim, dtype=self.dtype, device=self.device)
+        emb = torch.cat([u, ones], dim=0).unsqueeze(0)                                # [1, P+1, H]
+        prior = inference_torch.tau_normalized(self.A, self.pi0, emb, P)             # [1, H]
+        tau = prior * prepared                                                        # [n, H]
+        tau = tau / tau.sum(-1, keepdim=True).clamp_min(torch.finfo(self.dtype).tiny)
+        return (tau @ self.W.T).float()                                               # [n, X]
 
 
 class MLMBackbone:
