@@ -19,6 +19,7 @@ from .hmm import HMM, MemoryHMM
 from .rational import round_to_denominator
 
 __all__ = ["softmax_temperature", "permutation_mixture", "appendix_d_hmm", "appendix_d_memory_hmm",
+           "prompt_friendly_hmm", "full_rank_hmm", "task_with_tie",
            "random_exact_hmm", "sparse_transitions", "stationary_distribution", "exact_rank"]
 
 
@@ -137,3 +138,108 @@ def stationary_distribution(A) -> np.ndarray:
     # least-squares-free exact solve: pick n independent rows including the normalisation row
     sol = (aug.transpose() * aug).solve(aug.transpose() * rhs)
     return np.array([Fraction(int(sol[i, 0].p), int(sol[i, 0].q)) for i in range(n)], dtype=object)
+
+
+def _rational_columns(matrix: np.ndarray, max_denominator: int) -> np.ndarray:
+    return round_to_denominator(matrix / matrix.sum(axis=0, keepdims=True), max_denominator)
+
+
+def task_with_tie(hmm: HMM, support, *, rng: np.random.Generator, tie_sequence=None) -> np.ndarray:
+    """A task ``mu`` supported on ``support`` (integers in -5..5, then one coordinate moved so
+    that ``mu . P[H_0 | X = tie_sequence] = 0`` exactly): a real tie at the threshold, which
+    float arithmetic alone cannot decide."""
+    from fractions import Fraction
+
+    from .inference_exact import posterior_h0
+
+    support = sorted(int(h) for h in support)
+    mu = np.array([Fraction(0)] * hmm.num_states, dtype=object)
+    for h in support:
+        mu[h] = Fraction(int(rng.choice([-5, -4, -3, -2, -1, 1, 2, 3, 4, 5])))
+    if tie_sequence is not None and support:
+        post = posterior_h0(hmm, tie_sequence)
+        k = max(support, key=lambda h: post[h])
+        if post[k] != 0:
+            mu[k] -= sum(mu[h] * post[h] for h in support) / post[k]
+            if mu[k] == 0:                    # keep supp(mu) as asked
+                mu[k] = Fraction(0)
+    return mu
+
+
+def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Generator,
+                        essential_size: int | None = None, column_support: int = 3,
+                        max_denominator: int = 100) -> tuple[HMM, dict]:
+    """An exact HMM satisfying Assumptions 3.2 and 3.5 by construction (Theorem 3.6).
+
+    Recipe: a random cycle through all states plus a self-loop makes ``A`` irreducible and
+    aperiodic; two columns ``B = {b1, b2}`` have supports exactly covering an essential set
+    ``H*`` of ``essential_size`` states (default ``min(|X| // 2, |H|)``); every other column has
+    ``column_support`` nonzeros; ``W`` has positive random columns, redrawn until
+    ``W[:, H*]`` has exact full column rank; ``pi0`` has full support; ``mu`` is supported on
+    ``H*`` with an exact tie (see :func:`task_with_tie`) on a length-2 sequence.
+
+    Returns:
+        ``(hmm, info)`` where ``info`` records ``H_star``, ``B`` and the tie sequence.
+    """
+    _check_sizes(num_states=num_states, num_tokens=num_tokens)
+    if num_states < 3:
+        raise InputError(f"--hidden {num_states}: Theorem 3.6 instances need at least 3 hidden states")
+    k = essential_size or max(2, min(num_tokens // 2, num_states - 1))
+    if k > num_tokens:
+        raise InputError(f"essential set of {k} states cannot have independent columns in W with "
+                         f"only {num_tokens} tokens")
+    order = rng.permutation(num_states)
+    nxt = np.empty(num_states, dtype=int)
+    nxt[order] = np.roll(order, -1)
+    B = [int(order[0]), int(order[1])]
+    H_star = {int(nxt[b]) for b in B}
+    others = [int(h) for h in rng.permutation(num_states) if h not in H_star]
+    H_star |= set(others[: max(0, k - len(H_star))])
+    rest = sorted(H_star - {int(nxt[b]) for b in B})
+    A = np.zeros((num_states, num_states))
+    for i, b in enumerate(B):            # split the remaining essential states between b1, b2
+        A[[int(nxt[b])] + rest[i::2], b] = rng.dirichlet(np.ones(1 + len(rest[i::2])))
+    loop = next(h for h in order if h not in B)
+    for h in range(num_states):
+        if h in B:
+            continue
+        support = {int(nxt[h])} | ({h} if h == loop else set())
+        extra = [g for g in rng.permutation(num_states) if g not in support]
+        support |= set(int(g) for g in extra[: max(0, column_support - len(support))])
+        A[sorted(support), h] = rng.dirichlet(np.ones(len(support)))
+    A = round_to_denominator(A, max_denominator)
+    H_sorted = sorted(H_star)
+    for _ in range(100):
+        W = _rational_columns(rng.random((num_tokens, num_states)) + 0.05, max_denominator)
+        if exact_rank(W[:, H_sorted]) == len(H_sorted):
+            break
+    else:  # pragma: no cover - probability zero
+        raise InputError("could not draw emission columns with independent essential columns")
+    pi0 = round_to_denominator(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
+    hmm = HMM(A, W, pi0)
+    tie = [int(z) for z in rng.integers(num_tokens, size=2)]
+    mu = task_with_tie(hmm, H_sorted, rng=rng, tie_sequence=tie)
+    return hmm.with_task(mu), {"H_star": H_sorted, "B": sorted(B), "tie_sequence": tie,
+                               "recipe": "cycle + self-loop transitions, B's columns cover H*, "
+                                         "positive W with independent H* columns, mu on H* with a tie"}
+
+
+def full_rank_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Generator,
+                  max_denominator: int = 100) -> tuple[HMM, dict]:
+    """An exact HMM satisfying Assumptions 3.1 and 3.2 when ``|H| <= |X|`` (Theorem 3.3): dense
+    positive ``A`` (ergodic), positive ``W`` redrawn until exactly full column rank, full-support
+    ``pi0``, and ``mu`` over all states with an exact tie on a length-2 sequence. When
+    ``|H| > |X|`` no such instance exists; then ``W`` is positive with rank ``|X|``."""
+    _check_sizes(num_states=num_states, num_tokens=num_tokens)
+    A = _rational_columns(rng.random((num_states, num_states)) + 0.05, max_denominator)
+    for _ in range(100):
+        W = _rational_columns(rng.random((num_tokens, num_states)) + 0.05, max_denominator)
+        if exact_rank(W) == min(num_states, num_tokens):
+            break
+    pi0 = round_to_denominator(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
+    hmm = HMM(A, W, pi0)
+    tie = [int(z) for z in rng.integers(num_tokens, size=2)]
+    mu = task_with_tie(hmm, range(num_states), rng=rng, tie_sequence=tie)
+    return hmm.with_task(mu), {"tie_sequence": tie,
+                               "recipe": "dense positive A and W (W of full column rank when |H| <= |X|), "
+                                         "mu with a tie"}

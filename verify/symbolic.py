@@ -15,9 +15,11 @@ and tokens, hidden chain ``H_0, H_1, ...`` with ``H_0`` silent):
 - right-hand sides from the paper's formula, with the probabilities in it computed by matrix
   products (forward marginals ``A^i pi0``, backward messages ``Pr(X_{1:T} = x | H_0)``).
 
-Equality is decided in sympy's field of rational functions ``QQ(parameters)`` (numerator and
-denominator kept coprime, the representation ``sympy.cancel`` computes): the difference must
-reduce to exactly ``0``. Every statement function takes a hook that replaces the right-hand side
+Equality is decided as ``sympy.together`` decides it: values are :class:`RationalFunction`
+fractions ``num / den`` of polynomials in ``QQ[parameters]`` (sympy's sparse ``PolyRing``), every
+denominator a nonzero polynomial; the difference of the two sides, brought over the common
+denominator, must have the zero polynomial as numerator. (No gcds are taken: reducing by them,
+as ``sympy.cancel`` does, changes nothing about whether the numerator is 0 and costs minutes.) Every statement function takes a hook that replaces the right-hand side
 (or the head, the prompt, ...), so a wrong formula can be fed in and is rejected.
 
 Positivity of ``r_x``: its numerator and denominator are computed once more with every entry of
@@ -40,7 +42,7 @@ from models.exceptions import InputError
 
 __all__ = [
     "MAX_SIZE", "MAX_PATH_WORK", "STATEMENTS", "SymbolicHMM", "symbolic_hmm", "check_sizes",
-    "PROVERS", "prove_all", "prop_3_4", "claim_a1", "lemma_b2", "head_3_3", "head_3_6",
+    "PROVERS", "prove_all", "RationalFunction", "prop_3_4", "claim_a1", "lemma_b2", "head_3_3", "head_3_6",
     "sequences", "path_sum", "gbar_path_sum", "state_marginal", "backward_likelihood",
     "sequence_probability", "start_posterior", "prompt_weight", "left_inverse",
     "prop_3_4_rhs", "claim_a1_rhs", "lemma_b2_rhs", "gbar2_rhs", "head_3_3_weights",
@@ -51,7 +53,68 @@ MAX_SIZE = 4
 #: Budget on the brute-force work, sum over lengths t <= T of |X|^t * |H|^(t+3) paths.
 MAX_PATH_WORK = 40_000
 
-Vector = tuple  # of ring or field elements, indexed by hidden state or token
+Vector = tuple  # of polynomials or RationalFunctions, indexed by hidden state or token
+
+
+class RationalFunction:
+    """``num / den`` with ``num, den`` in ``QQ[params]`` (a sympy ``PolyRing``), ``den != 0``.
+
+    Kept unreduced; :meth:`is_zero` is exact (``num`` is the zero polynomial).
+
+    >>> from sympy.polys.rings import ring
+    >>> R, a = ring("a", QQ)
+    >>> r = RationalFunction(a, a + 1)
+    >>> (r + RationalFunction(R.one, a + 1) - 1).is_zero()
+    True
+    """
+
+    __slots__ = ("num", "den")
+
+    def __init__(self, num: Any, den: Any = 1) -> None:
+        ring = num.ring if hasattr(num, "ring") else den.ring
+        self.num, self.den = ring(num), ring(den)
+        if not self.den:
+            raise ZeroDivisionError("RationalFunction: the denominator is the zero polynomial")
+
+    def _lift(self, other: Any) -> RationalFunction:
+        return other if isinstance(other, RationalFunction) else RationalFunction(
+            self.num.ring(other))
+
+    def __add__(self, other: Any) -> RationalFunction:
+        o = self._lift(other)
+        if self.den == o.den:
+            return RationalFunction(self.num + o.num, self.den)
+        return RationalFunction(self.num * o.den + o.num * self.den, self.den * o.den)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> RationalFunction:
+        return RationalFunction(-self.num, self.den)
+
+    def __sub__(self, other: Any) -> RationalFunction:
+        return self + (-self._lift(other))
+
+    def __rsub__(self, other: Any) -> RationalFunction:
+        return self._lift(other) - self
+
+    def __mul__(self, other: Any) -> RationalFunction:
+        o = self._lift(other)
+        return RationalFunction(self.num * o.num, self.den * o.den)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> RationalFunction:
+        o = self._lift(other)
+        return RationalFunction(self.num * o.den, self.den * o.num)
+
+    def __rtruediv__(self, other: Any) -> RationalFunction:
+        return self._lift(other) / self
+
+    def is_zero(self) -> bool:
+        return not self.num
+
+    def __repr__(self) -> str:
+        return f"({self.num}) / ({self.den})"
 
 
 @dataclass(frozen=True)
@@ -81,14 +144,11 @@ class SymbolicHMM:
     def vocab_size(self) -> int:
         return len(self.W)
 
-    @property
-    def field(self) -> Any:
-        """The field ``QQ(params)`` in which identities are decided."""
-        return self.ring.to_field()
-
-    def frac(self, value: Any) -> Any:
-        """``value`` (int, polynomial or fraction) as an element of :attr:`field`."""
-        return self.field(value)
+    def frac(self, value: Any) -> RationalFunction:
+        """``value`` (int, polynomial or :class:`RationalFunction`) as a rational function."""
+        if isinstance(value, RationalFunction):
+            return value
+        return RationalFunction(self.ring(value))
 
     def emission(self, token: int) -> Vector:
         """Proper embedding ``e(token) = W[token, :]``, a vector over ``H``."""
@@ -206,7 +266,7 @@ def gbar_path_sum(hmm: SymbolicHMM, embeddings: Sequence[Vector], position: int)
     """``Gbar_i(v) = W tau_i(v) / ||tau_i(v)||_1`` (paper eq. B.1, SPEC section 1) by path sums.
 
     ``position`` is 0-based (paper's ``i = position + 1``); ``embeddings[position]`` is ignored.
-    Shape ``(|X|,)``, entries in ``hmm.field``; the norm is a nonzero polynomial here.
+    Shape ``(|X|,)``, entries :class:`RationalFunction`; the norm is a nonzero polynomial here.
     """
     tau = path_sum(hmm, [None if j == position else v for j, v in enumerate(embeddings)],
                    position + 1)
@@ -256,7 +316,7 @@ def sequence_probability(hmm: SymbolicHMM, x: Sequence[int], step: int = 0) -> A
 
 
 def start_posterior(hmm: SymbolicHMM, x: Sequence[int]) -> Vector:
-    """``P[H_0 | X_{1:T} = x] = pi0 ⊙ beta / (pi0 . beta)`` in ``hmm.field``, shape ``(|H|,)``."""
+    """``P[H_0 | X_{1:T} = x] = pi0 ⊙ beta / (pi0 . beta)`` as rational functions, shape ``(|H|,)``."""
     beta = backward_likelihood(hmm, x)
     return _normalized(hmm, tuple(p * b for p, b in zip(hmm.pi0, beta)))
 
@@ -267,30 +327,42 @@ def prompt_weight(hmm: SymbolicHMM) -> Vector:
     return _matvec(hmm.A, tuple(u * p for u, p in zip(hmm.u, p1)))
 
 
+def _determinant(M: Sequence[Sequence[Any]], one: Any) -> Any:
+    """Leibniz expansion ``sum_sigma sign(sigma) prod_r M[r][sigma(r)]`` (``k <= 4``)."""
+    total = 0 * one
+    for perm in itertools.permutations(range(len(M))):
+        inversions = sum(a > b for a, b in itertools.combinations(perm, 2))
+        term = one
+        for r, c in enumerate(perm):
+            term = term * M[r][c]
+        total = total - term if inversions % 2 else total + term
+    return total
+
+
 def left_inverse(hmm: SymbolicHMM, columns: Sequence[int]) -> dict[int, Vector]:
     """A left inverse of ``W[:, columns]``: ``{h: row}`` with ``sum_x row_h[x] W[x, h'] = 1(h = h')``.
 
-    Uses the top ``k x k`` block (``k = len(columns) <= |X|``), inverted by Gauss-Jordan in
-    ``hmm.field``, padded with zero columns. Raises :class:`InputError` if that block is
-    singular as a matrix of rational functions (then Assumption 3.1/3.5 fails everywhere).
+    Uses the top ``k x k`` block ``M = W[:k, columns]`` (``k = len(columns) <= |X|``):
+    ``M^-1 = adj(M) / det(M)`` (Cramer), padded with zero columns; equals ``W^-1`` when
+    ``k = |X|``. Raises :class:`InputError` if ``det(M)`` is the zero polynomial (then
+    Assumption 3.1/3.5 fails on the whole parameter space).
     """
-    k, F = len(columns), hmm.field
+    k = len(columns)
     if k > hmm.vocab_size:
         raise InputError(f"W[:, {list(columns)}] has {k} columns but only {hmm.vocab_size} rows; "
                          "it has no left inverse (Assumption 3.1/3.5 needs |X| >= that number)")
-    M = [[F(hmm.W[r][h]) for h in columns] + [F(int(r == c)) for c in range(k)]
-         for r in range(k)]
-    for col in range(k):
-        pivot = next((r for r in range(col, k) if M[r][col] != 0), None)
-        if pivot is None:
-            raise InputError(f"W[:{k}, {list(columns)}] is singular; no left inverse")
-        M[col], M[pivot] = M[pivot], M[col]
-        M[col] = [e / M[col][col] for e in M[col]]
-        for r in range(k):
-            if r != col and M[r][col] != 0:
-                M[r] = [e - M[r][col] * f for e, f in zip(M[r], M[col])]
-    zeros = (F.zero,) * (hmm.vocab_size - k)
-    return {h: tuple(M[i][k:]) + zeros for i, h in enumerate(columns)}
+    M = [[hmm.W[r][h] for h in columns] for r in range(k)]
+    det = _determinant(M, hmm.ring.one)
+    if not det:
+        raise InputError(f"W[:{k}, {list(columns)}] is singular; no left inverse")
+
+    def cofactor(r: int, c: int) -> Any:  # (-1)^(r+c) det(M without row r and column c)
+        minor = [[M[i][j] for j in range(k) if j != c] for i in range(k) if i != r]
+        return (-1) ** (r + c) * _determinant(minor, hmm.ring.one)
+
+    zeros = (hmm.frac(0),) * (hmm.vocab_size - k)
+    return {h: tuple(RationalFunction(cofactor(x, i), det) for x in range(k)) + zeros
+            for i, h in enumerate(columns)}
 
 
 def prop_3_4_rhs(hmm: SymbolicHMM, x: Sequence[int]) -> Vector:
@@ -331,7 +403,7 @@ def head_3_3_weights(hmm: SymbolicHMM) -> Vector:
     w_plus = left_inverse(hmm, range(hmm.num_states))
     p1 = state_marginal(hmm, 1)
     scale = [hmm.frac(m) * hmm.frac(p0) / hmm.frac(q) for m, p0, q in zip(hmm.mu, hmm.pi0, p1)]
-    return tuple(sum((scale[h] * w_plus[h][z] for h in w_plus), hmm.field.zero)
+    return tuple(sum((scale[h] * w_plus[h][z] for h in w_plus), hmm.frac(0))
                  for z in range(hmm.vocab_size))
 
 
@@ -347,7 +419,7 @@ def head_3_6_weights(hmm: SymbolicHMM, H_star: Sequence[int]) -> Vector:
     the prompt weight ``c``). Shape ``(|X|,)``."""
     w_plus, c = left_inverse(hmm, H_star), prompt_weight(hmm)
     scale = {h: hmm.frac(hmm.mu[h]) * hmm.frac(hmm.pi0[h]) / hmm.frac(c[h]) for h in H_star}
-    return tuple(sum((scale[h] * w_plus[h][z] for h in H_star), hmm.field.zero)
+    return tuple(sum((scale[h] * w_plus[h][z] for h in H_star), hmm.frac(0))
                  for z in range(hmm.vocab_size))
 
 
@@ -383,7 +455,7 @@ def _equal(hmm: SymbolicHMM, lhs: Any, rhs: Any) -> bool:
     """True iff ``lhs - rhs`` is the zero rational function (componentwise for vectors)."""
     if not isinstance(lhs, tuple):
         lhs, rhs = (lhs,), (rhs,)
-    return len(lhs) == len(rhs) and all(hmm.frac(a) - hmm.frac(b) == 0 for a, b in zip(lhs, rhs))
+    return len(lhs) == len(rhs) and all((hmm.frac(a) - hmm.frac(b)).is_zero() for a, b in zip(lhs, rhs))
 
 
 def _result(name: str, statement: str, sizes: dict, checked: int, what: str,
@@ -515,7 +587,7 @@ def head_3_3(hidden: int = 2, vocab: int = 2, length: int = 3, *, head: RhsHook 
     hmm, free = symbolic_hmm(hidden, vocab), symbolic_hmm(hidden, vocab, constrained=False)
     w_plus = left_inverse(hmm, range(hidden))
     inverse_ok = all(_equal(hmm, sum((w_plus[h][z] * hmm.frac(hmm.W[z][g]) for z in range(vocab)),
-                                     hmm.field.zero), int(h == g))
+                                     hmm.frac(0)), int(h == g))
                      for h in range(hidden) for g in range(hidden))
     b = (head or head_3_3_weights)(hmm)
     rhs = rhs or head_3_3_rhs

@@ -1,0 +1,234 @@
+"""Witnesses for the vanilla-HMM theorems (paper Section 3), built exactly.
+
+Theorem 3.3 (linear head on ``G_1(x')``, ``x' = (∅, x)``; proof in Appendix A):
+    ``b = mu^T D^{-1} W^+`` with ``D = diag(P[H_1] / P[H_0])`` and ``W^+ W = I``,
+    so that ``b . G_1(x') = r_x mu . P[H_0 | X = x]`` with ``r_x > 0`` (Claim A.1).
+
+Theorem 3.6 (prompt ``u`` plus linear head on ``Gbar_2(ehat(x))``; proof in Appendix B.1):
+    ``u = 1_B`` for the basis set ``B`` of Assumption 3.5, ``c = A (u ⊙ P[H_1])`` with
+    ``supp(c) = H*``, and ``Gbar_2(ehat(x)) = r_x W diag(1/P[H_0]) (c ⊙ P[H_0 | X = x])``
+    (Lemma B.2), so ``b = mu_{H*}^T diag(P[H_0] / c)_{H*} (W_{:, H*})^+`` gives
+    ``b . Gbar_2(ehat(x)) = r_x mu . P[H_0 | X = x]``.
+
+Witnesses are plain data citing the claim they support; ``verify/`` checks them independently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from models.exceptions import HeadpromptError
+from models.hmm import HMM
+
+from .linalg import left_inverse, rank
+
+__all__ = ["ConstructionError", "LinearHeadWitness", "PromptWitness", "EssentialSets",
+           "theorem_33_witness", "theorem_36_witness", "find_essential_sets", "prior_h1"]
+
+
+class ConstructionError(HeadpromptError):
+    """The paper's construction cannot be carried out on this instance (an assumption fails);
+    the message says which step breaks and why."""
+
+
+@dataclass(frozen=True)
+class LinearHeadWitness:
+    """Theorem 3.3: ``F(x) = 1(b . G_1(x') >= 0)``; ``b`` has length ``|X|``."""
+
+    b: np.ndarray
+    left_inverse: np.ndarray | None = None
+    D: np.ndarray | None = None
+    theorem: str = "3.3"
+    cites: str = "Theorem 3.3, Appendix A: b = mu^T D^-1 W^+, D = diag(P[H_1]/P[H_0])"
+
+    def as_dict(self) -> dict:
+        return {"theorem": self.theorem, "b": list(self.b)}
+
+
+@dataclass(frozen=True)
+class PromptWitness:
+    """Theorem 3.6: ``F(x) = 1(b . Gbar_2(u, e(∅), e(x)) >= 0)``; ``u`` over ``H``, ``b`` over ``X``."""
+
+    u: np.ndarray
+    b: np.ndarray
+    H_star: tuple[int, ...] = ()
+    B: tuple[int, ...] = ()
+    theorem: str = "3.6"
+    cites: str = ("Theorem 3.6, Appendix B.1: u = 1_B, c = A(u ⊙ P[H_1]), "
+                  "b = mu_H*^T diag(P[H_0]/c)_H* (W_:,H*)^+")
+
+    def as_dict(self) -> dict:
+        return {"theorem": self.theorem, "u": list(self.u), "b": list(self.b)}
+
+
+@dataclass(frozen=True)
+class EssentialSets:
+    """Result of the complete search for Assumption 3.5's ``H*`` and ``B``.
+
+    ``found`` is True with a valid pair, or False with ``reason`` (the requirement no ``B``
+    meets) and ``blocking`` (the states of ``supp(mu)`` that no admissible column covers, or,
+    when every state is coverable, every combination was refuted by dependence).
+    """
+
+    found: bool
+    H_star: tuple[int, ...] = ()
+    B: tuple[int, ...] = ()
+    reason: str = ""
+    blocking: tuple[int, ...] = ()
+    nodes: int = 0
+    rank_W: int = 0
+    candidates: dict = field(default_factory=dict)
+
+
+def prior_h1(hmm: HMM) -> np.ndarray:
+    """``P[H_1] = A P[H_0]`` exactly."""
+    return hmm.A.dot(hmm.pi0)
+
+
+def _require_task(hmm: HMM) -> np.ndarray:
+    if hmm.mu is None:
+        raise ConstructionError("the instance has no task vector mu; add \"mu\" to the instance file")
+    if not hmm.exact:
+        raise ConstructionError("constructions are exact; convert the HMM with to_exact() first")
+    return hmm.mu
+
+
+def theorem_33_witness(hmm: HMM) -> LinearHeadWitness:
+    """The Theorem 3.3 head ``b = mu^T D^{-1} W^+`` (Appendix A), exactly.
+
+    >>> from models.hmm import HMM
+    >>> h = HMM.create([[1, 0], [0, 1]], [['3/4', '1/4'], ['1/4', '3/4']], ['1/2', '1/2'], [1, -1])
+    >>> [str(v) for v in theorem_33_witness(h).b]
+    ['2', '-2']
+
+    Raises:
+        ConstructionError: ``W`` has dependent columns (Assumption 3.1), or ``P[H_0]`` or
+            ``P[H_1]`` has a zero entry (Assumption 3.2), naming the state.
+    """
+    mu = _require_task(hmm)
+    n = hmm.num_states
+    r = rank(hmm.W)
+    if r < n:
+        raise ConstructionError(f"Assumption 3.1 fails: rank W = {r} < |H| = {n}, so W has no left "
+                                "inverse W^+")
+    p0, p1 = hmm.pi0, prior_h1(hmm)
+    for name, p in (("P[H_0]", p0), ("P[H_1]", p1)):
+        zeros = [h for h in range(n) if p[h] == 0]
+        if zeros:
+            raise ConstructionError(f"Assumption 3.2 fails: {name}[{zeros[0]}] = 0, so "
+                                    "D = diag(P[H_1]/P[H_0]) is undefined or singular")
+    Wp = left_inverse(hmm.W)
+    D = np.array([p1[h] / p0[h] for h in range(n)], dtype=object)
+    b = np.array([mu[h] / D[h] for h in range(n)], dtype=object).dot(Wp)
+    return LinearHeadWitness(b=b, left_inverse=Wp, D=D)
+
+
+def _support(column) -> frozenset[int]:
+    return frozenset(int(h) for h in np.nonzero(np.asarray([v != 0 for v in column]))[0])
+
+
+def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000) -> EssentialSets:
+    """Complete exact search for ``(H*, B)`` of Assumption 3.5.
+
+    Requirements: ``H* = ∪_{h in B} supp(A[:, h])``; the columns ``W[:, H*]`` are linearly
+    independent (so ``|H*| <= rank W``); ``supp(mu) ⊆ H*``. Since independence is inherited
+    by subsets and the union grows with ``B``, it suffices to cover ``supp(mu)`` minimally:
+    branch on the first uncovered state of ``supp(mu)`` over every column that covers it and
+    keeps the union independent. This finds a pair whenever one exists (any valid ``B'``
+    contains a branch's choices, and their union is a subset of ``H*(B')``) and otherwise
+    proves that none does.
+
+    Returns:
+        EssentialSets with the pair found, or with the reason no ``B`` works.
+    """
+    mu = _require_task(hmm)
+    n = hmm.num_states
+    target = sorted(_support(mu))
+    rank_W = rank(hmm.W)
+    supports = [_support(hmm.A[:, h]) for h in range(n)]
+    independent_cache: dict[frozenset, bool] = {frozenset(): True}
+
+    def independent(states: frozenset) -> bool:
+        if states not in independent_cache:
+            independent_cache[states] = (len(states) <= rank_W and
+                                         rank(hmm.W[:, sorted(states)]) == len(states))
+        return independent_cache[states]
+
+    # a column is admissible only if its own support is independent
+    admissible = [h for h in range(n) if independent(supports[h])]
+    # smaller supports first, so the H* found tends to be small
+    covering = {s: sorted((h for h in admissible if s in supports[h]), key=lambda h: (len(supports[h]), h))
+                for s in target}
+    uncoverable = tuple(s for s in target if not covering[s])
+    if uncoverable:
+        s = uncoverable[0]
+        reason = (f"state {s} is in supp(mu) but every column of A that reaches it (h with "
+                  f"A[{s}, h] > 0) has a support whose W-columns are linearly dependent, so no "
+                  f"B can put {s} into an independent H*")
+        if not any(s in supports[h] for h in range(n)):
+            reason = f"state {s} is in supp(mu) but no column of A reaches it (row {s} of A is zero)"
+        return EssentialSets(False, reason=reason, blocking=uncoverable, rank_W=rank_W,
+                             candidates={int(k): v for k, v in covering.items()})
+    nodes = 0
+
+    def search(B: tuple[int, ...], union: frozenset) -> tuple[int, ...] | None:
+        nonlocal nodes
+        nodes += 1
+        if nodes > max_nodes:
+            raise ConstructionError(f"Assumption 3.5 search exceeded {max_nodes} nodes; "
+                                    "the instance is too large for a complete search")
+        missing = [s for s in target if s not in union]
+        if not missing:
+            return B
+        for h in covering[missing[0]]:
+            new = union | supports[h]
+            if independent(new):
+                found = search(B + (h,), new)
+                if found is not None:
+                    return found
+        return None
+
+    B = search((), frozenset())
+    if B is None:
+        return EssentialSets(False, reason=(f"every set B covering supp(mu) = {target} reaches an "
+                                            "H* whose W-columns are linearly dependent "
+                                            f"(rank W = {rank_W}); searched {nodes} partial choices"),
+                             nodes=nodes, rank_W=rank_W, candidates={int(k): v for k, v in covering.items()})
+    H_star = frozenset().union(*(supports[h] for h in B)) if B else frozenset()
+    return EssentialSets(True, H_star=tuple(sorted(H_star)), B=tuple(sorted(B)), nodes=nodes,
+                         rank_W=rank_W)
+
+
+def theorem_36_witness(hmm: HMM, sets: EssentialSets | None = None) -> PromptWitness:
+    """The Theorem 3.6 prompt ``u = 1_B`` and head ``b`` (Appendix B.1), exactly.
+
+    Raises:
+        ConstructionError: Assumption 3.5 has no ``(H*, B)`` (the reason is in the message), or
+            ``P[H_0]``/``P[H_1]`` vanish where the construction divides by them.
+    """
+    mu = _require_task(hmm)
+    sets = find_essential_sets(hmm) if sets is None else sets
+    if not sets.found:
+        raise ConstructionError(f"Assumption 3.5 fails: {sets.reason}")
+    n = hmm.num_states
+    p0, p1 = hmm.pi0, prior_h1(hmm)
+    u = np.array([Fraction(1) if h in sets.B else Fraction(0) for h in range(n)], dtype=object)
+    c = hmm.A.dot(u * p1)
+    H_star = list(sets.H_star)
+    if sorted(_support(c)) != H_star:
+        bad = sorted(set(H_star) - _support(c))
+        raise ConstructionError(f"Assumption 3.2 fails: P[H_1] vanishes on part of B, so "
+                                f"supp(A(u ⊙ P[H_1])) misses {bad} of H*")
+    for h in H_star:
+        if p0[h] == 0:
+            raise ConstructionError(f"Assumption 3.2 fails: P[H_0][{h}] = 0 for h in H*, so "
+                                    "diag(1/P[H_0]) is undefined")
+    if not H_star:
+        return PromptWitness(u=u, b=np.array([Fraction(0)] * hmm.num_tokens, dtype=object),
+                             H_star=(), B=sets.B)
+    Wp = left_inverse(hmm.W[:, H_star])                 # |H*| x |X|
+    coeff = np.array([mu[h] * p0[h] / c[h] for h in H_star], dtype=object)
+    return PromptWitness(u=u, b=coeff.dot(Wp), H_star=sets.H_star, B=sets.B)
