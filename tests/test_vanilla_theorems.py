@@ -1,0 +1,182 @@
+"""Theorems 3.3 and 3.6: witnesses, assumption checks and the checker, against brute force."""
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+from constructions.linalg import rank
+from constructions.vanilla import (ConstructionError, find_essential_sets, theorem_33_witness,
+                                   theorem_36_witness)
+from models.generators import full_rank_hmm, prompt_friendly_hmm
+from models.hmm import HMM
+from models.strategies import hmms
+from verify import assumptions as asm
+from verify.sequences import exhaustive
+from verify.vanilla import check_sequences, identity_check
+
+from . import oracle
+
+
+def oracle_decisions(hmm, theorem, b, u, sequences):
+    """(F*(x), F(x)) by path sums for every possible sequence: independent of the checker."""
+    filler = [Fraction(1)] * hmm.num_states
+    out = {}
+    for seq in sequences:
+        seq = list(seq)
+        if oracle.joint_probability(hmm, seq) == 0:
+            continue
+        post = oracle.path_posterior(hmm, seq, 0)
+        emb = [list(hmm.W[z]) for z in seq]
+        if theorem == "3.3":
+            g = oracle.path_gbar(hmm.A, hmm.W, hmm.pi0, [filler] + emb, 0)
+        else:
+            g = oracle.path_gbar(hmm.A, hmm.W, hmm.pi0, [list(u), filler] + emb, 1)
+        out[tuple(seq)] = (int(sum(m * p for m, p in zip(hmm.mu, post)) >= 0),
+                           int(sum(Fraction(x) * y for x, y in zip(b, g)) >= 0))
+    return out
+
+
+@st.composite
+def full_rank_instances(draw):
+    hmm = draw(hmms(num_states=st.integers(1, 3), num_tokens=st.integers(3, 4), with_task=True))
+    assume(rank(hmm.W) == hmm.num_states)
+    return hmm
+
+
+@settings(max_examples=40, deadline=None)
+@given(full_rank_instances())
+def test_theorem_33_witness_agrees_with_brute_force(hmm):
+    w = theorem_33_witness(hmm)
+    assert identity_check(hmm, "3.3", w.b, None)["holds"]
+    decisions = oracle_decisions(hmm, "3.3", w.b, None, exhaustive(hmm.num_tokens, 3))
+    assert all(f_star == f for f_star, f in decisions.values())
+    res = check_sequences(hmm, "3.3", w.b, None, exhaustive(hmm.num_tokens, 3))
+    assert res.checked == len(decisions) and res.agree == res.checked
+
+
+def test_theorem_33_refuses_rank_deficient_w():
+    hmm = HMM.create([["1/2", "1/2"], ["1/2", "1/2"]], [["1/2", "1/2"], ["1/2", "1/2"]], ["1/2", "1/2"], [1, -1])
+    with pytest.raises(ConstructionError, match="Assumption 3.1 fails: rank W = 1"):
+        theorem_33_witness(hmm)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_theorem_36_witness_agrees_with_brute_force(seed):
+    hmm, info = prompt_friendly_hmm(5, 3, rng=np.random.default_rng(seed))
+    w = theorem_36_witness(hmm)
+    assert set(w.H_star) >= {h for h in range(5) if hmm.mu[h] != 0}
+    assert identity_check(hmm, "3.6", w.b, w.u)["holds"]
+    seqs = exhaustive(3, 2) + [(0, 1, 2), (2, 2, 1)]
+    decisions = oracle_decisions(hmm, "3.6", w.b, w.u, seqs)
+    assert decisions and all(f_star == f for f_star, f in decisions.values())
+    assert decisions[tuple(info["tie_sequence"])][0] == 1          # a real tie counts as label 1
+    res = check_sequences(hmm, "3.6", w.b, w.u, seqs)
+    assert res.checked == len(decisions) and res.agree == res.checked and res.ties >= 1
+
+
+def _brute_force_35(hmm):
+    """Every B, every H*: does a valid pair exist?"""
+    n = hmm.num_states
+    target = {h for h in range(n) if hmm.mu[h] != 0}
+    for k in range(n + 1):
+        for B in itertools.combinations(range(n), k):
+            H = sorted({g for h in B for g in range(n) if hmm.A[g, h] != 0})
+            if target <= set(H) and rank(hmm.W[:, H]) == len(H):
+                return True
+    return False
+
+
+@settings(max_examples=60, deadline=None)
+@given(hmms(num_states=st.integers(2, 5), num_tokens=st.integers(1, 3), sparsity=0.6, with_task=True))
+def test_essential_set_search_is_complete_and_sound(hmm):
+    sets = find_essential_sets(hmm)
+    assert sets.found == _brute_force_35(hmm)
+    if sets.found:
+        H = list(sets.H_star)
+        assert H == sorted({g for h in sets.B for g in range(hmm.num_states) if hmm.A[g, h] != 0})
+        assert rank(hmm.W[:, H]) == len(H)
+        assert {h for h in range(hmm.num_states) if hmm.mu[h] != 0} <= set(H)
+
+
+@st.composite
+def mutated_36(draw):
+    seed = draw(st.integers(0, 50))
+    hmm, _ = prompt_friendly_hmm(4, 3, rng=np.random.default_rng(seed))
+    w = theorem_36_witness(hmm)
+    u, b = list(w.u), list(w.b)
+    if draw(st.booleans()):
+        k = draw(st.integers(0, len(u) - 1))
+        u[k] = Fraction(draw(st.integers(0, 4)), 4)
+    else:
+        k = draw(st.integers(0, len(b) - 1))
+        b[k] += Fraction(draw(st.integers(-40, 40)), draw(st.integers(1, 4)))
+    return hmm, u, b
+
+
+@settings(max_examples=40, deadline=None)
+@given(mutated_36())
+def test_mutated_witness_is_refuted_exactly_when_it_really_disagrees(case):
+    hmm, u, b = case
+    seqs = exhaustive(3, 2)
+    truth = oracle_decisions(hmm, "3.6", b, u, seqs)
+    really_disagrees = [s for s, (f_star, f) in truth.items() if f_star != f]
+    res = check_sequences(hmm, "3.6", b, u, seqs)
+    assert (res.first_disagreement is not None) == bool(really_disagrees)
+    if res.first_disagreement is not None:
+        d = res.first_disagreement
+        assert truth[d.sequence] == (d.expected, d.got)   # the printed sequence really disagrees
+        assert d.expected != d.got
+
+
+def test_identity_check_rejects_wrong_heads():
+    hmm, _ = prompt_friendly_hmm(6, 4, rng=np.random.default_rng(3))
+    w = theorem_36_witness(hmm)
+    assert identity_check(hmm, "3.6", [2 * v for v in w.b], w.u)["holds"]          # positive scale is fine
+    assert not identity_check(hmm, "3.6", [-v for v in w.b], w.u)["holds"]
+    assert not identity_check(hmm, "3.6", w.b, [Fraction(1)] * 6)["holds"]       # prompt 1 reaches all of H
+    hmm33, _ = full_rank_hmm(3, 4, rng=np.random.default_rng(0))
+    w33 = theorem_33_witness(hmm33)
+    wrong = np.asarray(hmm33.mu, dtype=object).dot(w33.left_inverse)             # drops D^-1
+    assert not identity_check(hmm33, "3.3", wrong, None)["holds"]
+
+
+def test_modes_agree_with_exact_and_float_is_marked():
+    hmm, info = prompt_friendly_hmm(8, 4, rng=np.random.default_rng(1))
+    w = theorem_36_witness(hmm)
+    seqs = exhaustive(4, 4)
+    exact = check_sequences(hmm, "3.6", w.b, w.u, seqs, keep=True)
+    cert = check_sequences(hmm, "3.6", w.b, w.u, seqs, mode="certified", keep=True)
+    flt = check_sequences(hmm, "3.6", w.b, w.u, seqs, mode="float", keep=True)
+    assert [(d.expected, d.got) for d in exact.decisions] == [(d.expected, d.got) for d in cert.decisions]
+    assert cert.exact_fallbacks >= exact.ties >= 1        # ties can only be decided exactly
+    assert all(d.certified_by == "float (uncertified)" for d in flt.decisions)
+
+
+# ------------------------------------------------------------------ assumptions
+
+
+def test_assumption_31_evidence_is_a_real_null_vector():
+    hmm, _ = prompt_friendly_hmm(12, 4, rng=np.random.default_rng(0))
+    res = asm.check_31(hmm)
+    assert not res["holds"]
+    v = [Fraction(x) for x in res["null_vector"]]
+    assert any(v) and all(sum(hmm.W[z, h] * v[h] for h in range(12)) == 0 for z in range(4))
+
+
+@pytest.mark.parametrize("A, pi0, fragment", [
+    ([[0, 1], [1, 0]], ["1/2", "1/2"], "periodic with period 2"),
+    ([[1, "1/2"], [0, "1/2"]], ["1/2", "1/2"], "not irreducible"),
+    ([["1/2", "1/2"], ["1/2", "1/2"]], [1, 0], "P[H_0][1] = 0"),
+])
+def test_assumption_32_failures(A, pi0, fragment):
+    hmm = HMM.create(A, [[1, 0], [0, 1]], pi0, [1, -1])
+    res = asm.check_32(hmm)
+    assert not res["holds"] and fragment in res["why"]
+
+
+def test_assumption_32_holds_on_aperiodic_irreducible_chain():
+    hmm = HMM.create([[0, "1/2"], [1, "1/2"]], [[1, 0], [0, 1]], ["1/2", "1/2"], [1, -1])
+    assert asm.check_32(hmm)["holds"]
