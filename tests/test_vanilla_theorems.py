@@ -180,3 +180,38 @@ def test_assumption_32_failures(A, pi0, fragment):
 def test_assumption_32_holds_on_aperiodic_irreducible_chain():
     hmm = HMM.create([[0, "1/2"], [1, "1/2"]], [[1, 0], [0, 1]], ["1/2", "1/2"], [1, -1])
     assert asm.check_32(hmm)["holds"]
+
+
+@st.composite
+def ergodic_with_essential_task(draw):
+    """A random sparse HMM made ergodic (mixed with a cycle plus a self-loop), full-support
+    pi0, and a task mu supported inside the reach of a random B when that reach has
+    independent W-columns (so Assumptions 3.2 and 3.5 usually hold; assume() drops the rest)."""
+    hmm = draw(hmms(num_states=st.integers(2, 4), num_tokens=st.integers(2, 3), sparsity=0.6))
+    n = hmm.num_states
+    C = np.array([[Fraction(1 if g == (h + 1) % n or (g == h == 0) else 0) for h in range(n)]
+                  for g in range(n)], dtype=object)
+    C = C / C.sum(axis=0)
+    A = (hmm.A + C) / 2
+    pi0 = (hmm.pi0 + Fraction(1, n)) / 2
+    B = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=2, unique=True))
+    reach = sorted({g for h in B for g in range(n) if A[g, h] != 0})
+    assume(rank(hmm.W[:, reach]) == len(reach))
+    mu = np.array([Fraction(draw(st.integers(-3, 3))) if h in reach else Fraction(0) for h in range(n)],
+                  dtype=object)
+    return HMM(A, hmm.W, pi0, mu)
+
+
+@settings(max_examples=40, deadline=None)
+@given(ergodic_with_essential_task())
+def test_assumptions_hold_implies_verified(hmm):
+    """Whenever Assumptions 3.2 and 3.5 hold, the constructed prompt and head agree with F* on
+    every possible sequence (checker and brute force both)."""
+    assert asm.check_32(hmm)["holds"]
+    sets = find_essential_sets(hmm)
+    assert sets.found
+    w = theorem_36_witness(hmm, sets)
+    seqs = exhaustive(hmm.num_tokens, 2)
+    res = check_sequences(hmm, "3.6", w.b, w.u, seqs)
+    assert res.agree == res.checked > 0
+    assert all(f_star == f for f_star, f in oracle_decisions(hmm, "3.6", w.b, w.u, seqs).values())
