@@ -139,7 +139,8 @@ def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000) -> EssentialSets:
     branch on the first uncovered state of ``supp(mu)`` over every column that covers it and
     keeps the union independent. This finds a pair whenever one exists (any valid ``B'``
     contains a branch's choices, and their union is a subset of ``H*(B')``) and otherwise
-    proves that none does.
+    proves that none does. Branch and bound returns a pair with the smallest ``|H*|`` (then
+    the smallest ``|B|``).
 
     Returns:
         EssentialSets with the pair found, or with the reason no ``B`` works.
@@ -173,25 +174,27 @@ def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000) -> EssentialSets:
         return EssentialSets(False, reason=reason, blocking=uncoverable, rank_W=rank_W,
                              candidates={int(k): v for k, v in covering.items()})
     nodes = 0
+    best: list = []                      # [(|H*|, |B|), B] of the smallest pair found so far
 
-    def search(B: tuple[int, ...], union: frozenset) -> tuple[int, ...] | None:
+    def search(B: tuple[int, ...], union: frozenset) -> None:
         nonlocal nodes
         nodes += 1
         if nodes > max_nodes:
             raise ConstructionError(f"Assumption 3.5 search exceeded {max_nodes} nodes; "
                                     "the instance is too large for a complete search")
+        if best and (len(union), len(B)) >= best[0]:
+            return                       # branch and bound: cannot beat the best pair
         missing = [s for s in target if s not in union]
         if not missing:
-            return B
+            best[:] = [(len(union), len(B)), B]
+            return
         for h in covering[missing[0]]:
             new = union | supports[h]
             if independent(new):
-                found = search(B + (h,), new)
-                if found is not None:
-                    return found
-        return None
+                search(B + (h,), new)
 
-    B = search((), frozenset())
+    search((), frozenset())
+    B = best[1] if best else None
     if B is None:
         return EssentialSets(False, reason=(f"every set B covering supp(mu) = {target} reaches an "
                                             "H* whose W-columns are linearly dependent "
