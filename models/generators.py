@@ -19,7 +19,7 @@ from .hmm import HMM, MemoryHMM
 from .rational import round_to_denominator
 
 __all__ = ["softmax_temperature", "permutation_mixture", "appendix_d_hmm", "appendix_d_memory_hmm",
-           "prompt_friendly_hmm", "full_rank_hmm", "task_with_tie",
+           "prompt_friendly_hmm", "full_rank_hmm", "task_with_tie", "with_stationary_start",
            "random_exact_hmm", "sparse_transitions", "stationary_distribution", "exact_rank"]
 
 
@@ -243,3 +243,13 @@ def full_rank_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Gener
     return hmm.with_task(mu), {"tie_sequence": tie,
                                "recipe": "dense positive A and W (W of full column rank when |H| <= |X|), "
                                          "mu with a tie"}
+
+
+def with_stationary_start(hmm: HMM) -> HMM:
+    """The same exact HMM with ``pi0`` replaced by the stationary distribution of ``A``
+    (``P[H_0] = A P[H_0]``, Assumption 4.4's stationarity).
+
+    Raises:
+        InputError: when ``A`` is not irreducible (no unique stationary distribution).
+    """
+    return HMM(hmm.A, hmm.W, stationary_distribution(hmm.A), hmm.mu)
