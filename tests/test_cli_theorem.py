@@ -145,3 +145,18 @@ def test_bad_witness_files(capsys, tmp_path):
         assert main(["theorem", "3.6", "--hmm", str(inst), "--witness", str(w)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and fragment in err[0], err
+
+
+@pytest.mark.parametrize("A, pi0, kind", [
+    ([[0, 1], [1, 0]], [0.5, 0.5], "construction-survives"),     # periodic: D still defined
+    ([[0.5, 0.5], [0.5, 0.5]], [1, 0], "construction-breaks"),    # P[H_0][1] = 0: D undefined
+])
+def test_assumption_32_failures_in_theorem_33(capsys, tmp_path, A, pi0, kind):
+    inst = tmp_path / "h.json"
+    inst.write_text(json.dumps({"kind": "hmm", "A": A, "W": [[0.7, 0.2], [0.3, 0.8]], "pi0": pi0, "mu": [1, -2]}))
+    code, res, _ = run_json(capsys, ["theorem", "3.3", "--hmm", str(inst), "--samples", "100"])
+    assert code == 3 and res["failed"] == ["3.2"] and res["counterexample"]["kind"] == kind
+    if kind == "construction-survives":
+        assert res["sequences"]["agree"] == res["sequences"]["checked"] > 0
+    else:
+        assert "P[H_0][1] = 0" in res["counterexample"]["what"] and res["witness"] is None

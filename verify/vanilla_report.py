@@ -100,7 +100,8 @@ def _progress(total: int, label: str):
     return bar, bar.update
 
 
-def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0) -> dict | None:
+def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0,
+                       construction_error: str | None = None) -> dict | None:
     """Concrete evidence for a failed assumption."""
     if "3.1" in failed:
         pool = seqs.exhaustive(hmm.num_tokens, 2)
@@ -125,8 +126,16 @@ def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0
         out["search"] = optimize_prompt_and_head(hmm, samples=1000, steps=150, seed=seed)
         return out
     if "3.2" in failed:
-        return {"kind": "construction-breaks", "what": failed["3.2"]["why"],
-                "evidence": {k: v for k, v in failed["3.2"].items() if k not in ("holds", "why")}}
+        evidence = {k: v for k, v in failed["3.2"].items() if k not in ("holds", "why")}
+        if construction_error:
+            return {"kind": "construction-breaks", "what": construction_error, "evidence": evidence}
+        return {"kind": "construction-survives",
+                "what": f"Assumption 3.2 fails ({failed['3.2']['why']}), but the construction only "
+                        "divides by P[H_0] and P[H_1] (and c on H*), which are positive where needed here; "
+                        "the witness was built and checked anyway (see sequences)",
+                "evidence": evidence}
+    if construction_error:
+        return {"kind": "construction-breaks", "what": construction_error}
     return None
 
 
@@ -184,7 +193,10 @@ def theorem(args) -> dict:
         if construction_error and not failed:
             failed = {"construction": {"holds": False, "why": construction_error}}
         report["failed"] = sorted(failed)
-        report["counterexample"] = counterexample_for(hmm, tid, failed, seed=args.seed) or report["counterexample"]
+        evidence = counterexample_for(hmm, tid, failed, seed=args.seed, construction_error=construction_error)
+        report["counterexample"] = report["counterexample"] or evidence
+        if report["counterexample"] is not evidence and evidence is not None:
+            report["assumption_evidence"] = evidence
         if construction_error:
             report["construction"] = construction_error
     else:
