@@ -76,8 +76,27 @@ def _is_exact(*arrays: np.ndarray) -> bool:
     return all(a.dtype == object for a in arrays)
 
 
+class _Sizes:
+    """Sizes and kind shared by both model types (``A`` is ``|H| x |H|``, ``W`` starts with ``|X|``)."""
+
+    A: np.ndarray
+    W: np.ndarray
+
+    @property
+    def exact(self) -> bool:
+        return self.A.dtype == object
+
+    @property
+    def num_states(self) -> int:
+        return self.A.shape[0]
+
+    @property
+    def num_tokens(self) -> int:
+        return self.W.shape[0]
+
+
 @dataclass(frozen=True)
-class HMM:
+class HMM(_Sizes):
     """A vanilla HMM (paper Section 3) with an optional linear task ``mu`` (eq. 3.1).
 
     Attributes:
@@ -131,18 +150,6 @@ class HMM:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, _freeze(getattr(self, name)))
 
-    @property
-    def exact(self) -> bool:
-        return self.A.dtype == object
-
-    @property
-    def num_states(self) -> int:
-        return self.A.shape[0]
-
-    @property
-    def num_tokens(self) -> int:
-        return self.W.shape[0]
-
     def with_task(self, mu: Any) -> "HMM":
         """The same HMM with task weights ``mu``."""
         return HMM(self.A, self.W, self.pi0, as_array(mu, exact=self.exact, name="mu"))
@@ -173,7 +180,7 @@ class HMM:
 
 
 @dataclass(frozen=True)
-class MemoryHMM:
+class MemoryHMM(_Sizes):
     """A memory-augmented HMM (paper Section 4, Appendix C.2; SPEC section 1).
 
     Hidden state ``h = (j, s)`` is flattened as ``h = j * |S| + s`` with ``|H| = N |S|``.
@@ -258,18 +265,6 @@ class MemoryHMM:
         for name in ("A", "W", "pi0", "pM", "mu", "pM_cells"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, _freeze(getattr(self, name)))
-
-    @property
-    def exact(self) -> bool:
-        return self.A.dtype == object
-
-    @property
-    def num_states(self) -> int:
-        return self.A.shape[0]
-
-    @property
-    def num_tokens(self) -> int:
-        return self.W.shape[0]
 
     def cell_of(self, h: int) -> int:
         """The cell index ``j`` of flattened hidden state ``h = j * |S| + s``."""

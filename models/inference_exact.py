@@ -193,14 +193,20 @@ def tau(hmm: HMM, embeddings: Sequence[Sequence[Fraction]], i: int) -> list[Frac
     Raises:
         InputError: position out of range, wrong embedding length, negative entries.
     """
+    ih, tau_int, scales = _tau_integer(hmm, embeddings, i)
+    scale = ih.dpi * ih.dA ** len(embeddings) * math.prod(s for j, s in enumerate(scales) if j != i)
+    return [Fraction(int(v), scale) for v in tau_int]
+
+
+def _tau_integer(hmm: HMM, embeddings, i: int):
+    """``(integer form, tau_i as integers up to a positive factor, embedding scales)``."""
     ih = integer_hmm(hmm)
     t = len(embeddings)
     if not 0 <= i < t:
         raise InputError(f"position {i} is outside 0..{t - 1}")
     fwd, bwd, scales = _embedding_matrices(ih, embeddings)
     pre, beta = _messages(ih, fwd, bwd)
-    scale = ih.dpi * ih.dA ** t * math.prod(s for j, s in enumerate(scales) if j != i)
-    return [Fraction(int(v), scale) for v in _tau_int(pre[i], beta[i])]
+    return ih, _tau_int(pre[i], beta[i]), scales
 
 
 def gbar(hmm: HMM, embeddings: Sequence[Sequence[Fraction]], i: int) -> list[Fraction]:
@@ -213,13 +219,8 @@ def gbar(hmm: HMM, embeddings: Sequence[Sequence[Fraction]], i: int) -> list[Fra
     >>> [str(v) for v in gbar(h, [[1, 1], [1, 1]], 0)]   # W P[H_1] = W (3/4, 1/4)
     ['5/8', '3/8']
     """
-    ih = integer_hmm(hmm)
-    t = len(embeddings)
-    if not 0 <= i < t:
-        raise InputError(f"position {i} is outside 0..{t - 1}")
-    fwd, bwd, _ = _embedding_matrices(ih, embeddings)
-    pre, beta = _messages(ih, fwd, bwd)
-    return _gbar_from_tau(ih, _tau_int(pre[i], beta[i]))
+    ih, tau_int, _ = _tau_integer(hmm, embeddings, i)
+    return _gbar_from_tau(ih, tau_int)
 
 
 def conditionals(hmm: HMM, tokens: Sequence[int]) -> list[list[Fraction]]:
