@@ -395,3 +395,30 @@ def test_cli_exit_codes_and_replay(capsys, tmp_path):
     assert code == 3 and rep["verdict"] == "assumptions-fail" and rep["counterexample"]["checked"] is True
     code, _, err = _run(capsys, "theorem", "4.6", "--hmm", str(out))
     assert code == 2 and "one memory cell" in err
+
+
+def test_literal_beta_minus_two_fails_and_the_widened_prompt_position_fixes_it():
+    """Lemma C.9's beta_1 = (0, -2) assumes q . Theta_K Gbar_1 <= 1 at the prompt position; with
+    M* != M, Gbar_1 mixes columns outside the direct sum and can score far higher. An exact
+    instance satisfying Assumptions 4.4 and C.5 where the literal head is wrong on R."""
+    from fractions import Fraction as Fr
+
+    cols = {(0, 0): [Fr(1, 2), Fr(1, 2), 0, 0, 0], (1, 0): [Fr(9, 10), 0, 0, Fr(1, 10), 0],
+            (0, 1): [Fr(23, 100), Fr(27, 100), Fr(1, 4), 0, Fr(1, 4)], (1, 1): [0, 0, Fr(1, 2), 0, Fr(1, 2)]}
+    W = [[[cols[(m, h)][x] for h in range(2)] for m in range(2)] for x in range(5)]
+    model = MemoryHMM.create(2, 2, 1, [[Fr(4, 5), 1], [Fr(1, 5), 0]], W, [Fr(5, 6), Fr(1, 6)],
+                             pM=[Fr(1, 4)] * 4, mu=[-1, 0], target_cell=0)
+    assert all(r["holds"] for r in masm.check_all(model, "C.6").values())
+    w, H_star = witness_for(model, "C.6")
+    assert w.notes and w.beta[0][-1] == -14
+    literal_beta = np.array(w.beta, dtype=object)
+    literal_beta[0, -1] = -2
+    literal = AttentionWitness(w.q, w.Theta_K, literal_beta, w.Theta_V, w.b, w.u)
+    seqs = exhaustive(model.num_tokens, 2)
+    bad = check_sequences(model, literal, H_star, seqs)
+    d = bad.first_disagreement
+    assert d is not None and d.attended == (0,)                   # the prompt position wins
+    Z, star, got, attended = bf_decision(model, literal, H_star, d.sequence)
+    assert Z and star == 1 and got == 0 and attended == (0,)
+    good = check_sequences(model, w, H_star, seqs)
+    assert good.in_R == bad.in_R and good.agree == good.in_R
