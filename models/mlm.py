@@ -289,7 +289,7 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
     gen = torch.Generator().manual_seed(seed)
     mask_gen = torch.Generator(device=device).manual_seed(seed + 1)
     losses, window, step = [], [], 0
-    bar = tqdm(total=total, desc=f"pretrain |H|={hmm.num_states}", disable=not progress, leave=False)
+    bar = tqdm(total=total, desc=f"pretrain |H|={hmm.num_states}", disable=None if progress else True, leave=False)
     model.train()
     while step < total:
         order = torch.randperm(len(chunks), generator=gen)

@@ -22,7 +22,9 @@ trainable prompt vectors prepended in the input embedding space, plus the head; 
 model the prompts are points of ``[0, 1]^|H|``, ``u = sigmoid(theta)``), ``attention`` (a
 single-query softmax attention head over ``(G_i, token_i)`` for every position, eq. 4.1-4.2 with
 softmax in place of argmax). Every head sees its ``G`` inputs standardised with training-split
-statistics, an affine change of variables that leaves the function class unchanged. Training is
+statistics (a batch norm without affine for the linear head, whose running statistics make it
+a fixed affine map at evaluation), an affine change of variables that leaves the function
+class unchanged. Training is
 AdamW, lr 0.01, linear warmup and decay, 5 epochs, last checkpoint (Appendix D).
 """
 
@@ -148,10 +150,15 @@ class ExactBackbone:
     ``mask_outputs`` ``[n, X]`` is ``Gbar_0`` of ``(1, e(x_1), .., e(x_T))`` (position 0 ignores
     its own input); ``all_outputs`` ``[n, T+1, X]`` adds ``G_i`` at every observed position with
     the mask position marginalised (the chain shifted by one step: ``pi0 -> A pi0``);
-    ``prompted`` reads ``Gbar_P`` of ``(u_1..u_P, 1, e(x_1)..e(x_T))``, ``u_k = sigmoid(theta_k)``.
+    ``prompted`` reads ``Gbar_P`` of ``(u_1..u_P, 1, e(x_1)..e(x_T))``,
+    ``u_k = sigmoid(LOGIT_SCALE * theta_k)``.
     """
 
     dtype = torch.float64
+    # u = sigmoid(LOGIT_SCALE * theta): Adam moves theta by about lr per step, and reaching
+    # u ~ 1e-4 (a state switched off, as 1_B needs) takes logits near -9; the scale lets the
+    # paper's lr 0.01 get there within its 5 epochs.
+    LOGIT_SCALE = 10.0
 
     def __init__(self, model: HMM | MemoryHMM, device: torch.device):
         self.hmm = (model.lift() if isinstance(model, MemoryHMM) else model).to_float()
@@ -175,7 +182,9 @@ class ExactBackbone:
         return torch.as_tensor(np.concatenate([first, rest], axis=1), dtype=torch.float32)
 
     def init_prompts(self, num: int, generator: torch.Generator) -> nn.Parameter:
-        theta = torch.rand(num, self.prompt_dim, generator=generator, dtype=self.dtype) - 0.5
+        """``theta`` ``[P, H]`` with ``u = sigmoid(LOGIT_SCALE * theta)`` starting at
+        ``sigmoid(uniform(-0.5, 0.5))``."""
+        theta = (torch.rand(num, self.prompt_dim, generator=generator, dtype=self.dtype) - 0.5) / self.LOGIT_SCALE
         return nn.Parameter(theta.to(self.device))
 
     def prepare(self, tokens: np.ndarray) -> torch.Tensor:
@@ -192,7 +201,7 @@ class ExactBackbone:
         step; ``tests/test_experiment.py`` holds this against ``inference_torch.gbar`` on the
         whole embedding sequence."""
         P = len(theta)
-        u = torch.sigmoid(theta)                                                      # [P, H]
+        u = torch.sigmoid(self.LOGIT_SCALE * theta)                                   # [P, H]
         ones = torch.ones(1, self.prompt_dim, dtype=self.dtype, device=self.device)
         emb = torch.cat([u, ones], dim=0).unsqueeze(0)                                # [1, P+1, H]
         prior = inference_torch.tau_normalized(self.A, self.pi0, emb, P)             # [1, H]
@@ -228,7 +237,7 @@ class MLMBackbone:
 
         full = self._with_mask(tokens)
         outs = [masked_predictions(self.model, full, torch.full((len(full),), i, dtype=torch.long))
-                for i in tqdm(range(full.shape[1]), desc="MLM outputs", leave=False, disable=not self.progress)]
+                for i in tqdm(range(full.shape[1]), desc="MLM outputs", leave=False, disable=None if self.progress else True)]
         return torch.stack(outs, dim=1)                                             # [n, T+1, X]
 
     def init_prompts(self, num: int, generator: torch.Generator) -> nn.Parameter:
@@ -250,16 +259,19 @@ def _standardizer(features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 class LinearHead(nn.Module):
-    """``logits = Linear((g - mean) / std)`` on outputs ``g`` ``[n, X]``: ``[n, 2]``."""
+    """``logits = Linear(standardise(g))`` on outputs ``g`` ``[n, X]``: ``[n, 2]``.
 
-    def __init__(self, mean: torch.Tensor, std: torch.Tensor):
+    The standardisation is a batch norm without learned affine: while training it follows the
+    batch statistics (prompted outputs drift as the prompts move), in eval mode it uses the
+    running statistics, so the trained classifier is a fixed affine function of ``g``."""
+
+    def __init__(self, num_outputs: int):
         super().__init__()
-        self.register_buffer("mean", mean.float())
-        self.register_buffer("std", std.float())
-        self.linear = nn.Linear(len(mean), 2)
+        self.norm = nn.BatchNorm1d(num_outputs, affine=False, momentum=0.1)
+        self.linear = nn.Linear(num_outputs, 2)
 
     def forward(self, g: torch.Tensor) -> torch.Tensor:
-        return self.linear((g - self.mean) / self.std)
+        return self.linear(self.norm(g))
 
 
 class AttentionHead(nn.Module):
@@ -298,7 +310,7 @@ def _fit(params: list, logits_fn: Callable[[torch.Tensor], torch.Tensor], labels
     warmup = int(config.warmup_fraction * total)
     gen = torch.Generator().manual_seed(seed)
     step = 0
-    with tqdm(total=total, desc=desc, leave=False, disable=not progress) as bar:
+    with tqdm(total=total, desc=desc, leave=False, disable=None if progress else True) as bar:
         for _ in range(config.epochs):
             for idx in torch.randperm(n, generator=gen).split(config.batch_size):
                 for group in opt.param_groups:
@@ -333,30 +345,32 @@ def tune(backbone: ExactBackbone | MLMBackbone, task: DownstreamTask, method: st
     device = backbone.device
     torch.manual_seed(seed)
     labels = {s: torch.as_tensor(task.labels[s], device=device) for s in SPLITS}
-    if features is None:
+    if features is None and method != "prompt":
         compute = backbone.all_outputs if method == "attention" else backbone.mask_outputs
         features = {s: compute(task.tokens[s]) for s in SPLITS}
-    feats = {s: features[s].to(device) for s in SPLITS}
-    mean, std = _standardizer(feats["train"])
+    feats = {s: features[s].to(device) for s in SPLITS} if method != "prompt" else {}
     desc = f"{method} ({type(backbone).__name__[:-8].lower()})"
     if method == "head":
-        head = LinearHead(mean, std).to(device)
+        head = LinearHead(backbone.num_outputs).to(device)
         fns = {s: (lambda idx, s=s: head(feats[s][idx])) for s in SPLITS}
         params = list(head.parameters())
     elif method == "attention":
         toks = {s: backbone_tokens(backbone, task.tokens[s]).to(device) for s in SPLITS}
+        mean, std = _standardizer(feats["train"])
         head = AttentionHead(mean, std, feats["train"].shape[1], backbone.num_outputs + 1,
                              config.attention_dim).to(device)
         fns = {s: (lambda idx, s=s: head(feats[s][idx], toks[s][idx])) for s in SPLITS}
         params = list(head.parameters())
     else:
-        head = LinearHead(mean, std).to(device)
+        head = LinearHead(backbone.num_outputs).to(device)
         prompts = backbone.init_prompts(config.num_prompts, torch.Generator().manual_seed(seed))
         prepared = {s: backbone.prepare(task.tokens[s]) for s in SPLITS}
         fns = {s: (lambda idx, s=s: head(backbone.prompted(prepared[s][idx.to(device)], prompts)))
                for s in SPLITS}
         params = list(head.parameters()) + [prompts]
+    head.train()
     _fit(params, fns["train"], labels["train"], config, seed=seed, desc=desc, progress=progress)
+    head.eval()
     return {s: _accuracy(fns[s], labels[s]) for s in SPLITS}
 
 
