@@ -437,26 +437,10 @@ def counterexample(args) -> dict:
 
 def render(result: dict) -> None:
     """A readable report of a memory-theorem result dict."""
-    from rich.table import Table
-
-    from .render import console
+    from .render import console, print_header
 
     out = console()
-    verdict = result["verdict"]
-    colour = {"verified": "green", "refuted": "red", "assumptions-fail": "yellow"}[verdict]
-    inst = result["instance"]
-    out.print(f"[bold]Theorem {result['theorem']}[/bold]  verdict: [{colour}]{verdict}[/{colour}]  "
-              f"(mode: {result['mode']})")
-    sizes = ", ".join(f"{k} {v}" for k, v in inst.items() if k not in ("source", "how", "tie_sequence"))
-    out.print(f"instance: {inst['source']}  ({sizes})")
-    if inst.get("how"):
-        out.print(f"  {inst['how']}")
-    table = Table(title="assumptions")
-    for col in ("assumption", "holds", "why"):
-        table.add_column(col)
-    for name, a in result["assumptions"].items():
-        table.add_row(name, "yes" if a["holds"] else "[red]no[/red]", a["why"])
-    out.print(table)
+    print_header(out, result)
     w = result.get("witness")
     if w:
         shapes = {k: (f"{len(v)}x{len(v[0])}" if v and isinstance(v[0], list) else f"{len(v)}")

@@ -37,3 +37,25 @@ def console():
     from rich.console import Console
 
     return Console(highlight=False)
+
+
+def print_header(out, result: dict[str, Any]) -> None:
+    """The common head of a theorem report: verdict, instance, and the assumptions table."""
+    from rich.table import Table
+
+    verdict = result["verdict"]
+    colour = {"verified": "green", "refuted": "red", "assumptions-fail": "yellow"}[verdict]
+    inst = result["instance"]
+    out.print(f"[bold]Theorem {result['theorem']}[/bold]  verdict: [{colour}]{verdict}[/{colour}]  "
+              f"(mode: {result['mode']})")
+    sizes = ", ".join(f"{k} {v}" for k, v in inst.items()
+                      if k not in ("source", "how", "tie_sequence") and v is not None)
+    out.print(f"instance: {inst['source']}  ({sizes})")
+    if inst.get("how"):
+        out.print(f"  {inst['how']}")
+    table = Table(title="assumptions")
+    for col in ("assumption", "holds", "why"):
+        table.add_column(col)
+    for name, a in result["assumptions"].items():
+        table.add_row(name, "yes" if a["holds"] else "[red]no[/red]", a["why"])
+    out.print(table)

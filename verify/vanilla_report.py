@@ -222,27 +222,10 @@ def _cross_check(hmm, tid, witness, sequences, mode, res) -> None:
 
 def render(result: dict) -> None:
     """A readable report of a theorem result dict."""
-    from rich.table import Table
-
-    from .render import console
+    from .render import console, print_header
 
     out = console()
-    verdict = result["verdict"]
-    colour = {"verified": "green", "refuted": "red", "assumptions-fail": "yellow"}[verdict]
-    inst = result["instance"]
-    out.print(f"[bold]Theorem {result['theorem']}[/bold]  verdict: [{colour}]{verdict}[/{colour}]  "
-              f"(mode: {result['mode']})")
-    sizes = ", ".join(f"{k} {v}" for k, v in inst.items() if k not in ("source", "how", "tie_sequence") and v is not None)
-    out.print(f"instance: {inst['source']}  ({sizes})")
-    if inst.get("how"):
-        out.print(f"  {inst['how']}")
-    table = Table(title="assumptions")
-    table.add_column("assumption")
-    table.add_column("holds")
-    table.add_column("why")
-    for name, a in result["assumptions"].items():
-        table.add_row(name, "yes" if a["holds"] else "[red]no[/red]", a["why"])
-    out.print(table)
+    print_header(out, result)
     w = result.get("witness")
     if w:
         parts = [f"{k}: {len(v)} entries" if isinstance(v, list) else f"{k}: {v}" for k, v in w.items()]
