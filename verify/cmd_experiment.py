@@ -8,6 +8,7 @@ the run completes (whether or not the predictions held; the summary says), 2 on 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 __all__ = ["NAME", "add_parser", "run"]
@@ -53,8 +54,16 @@ def run(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     t0 = time.perf_counter()
     out = args.out or f"runs/{args.name}-{args.scale}"
-    summary = run_experiment(args.name, args.scale, device=device, trials=args.trials, seed=args.seed,
-                             out=out, progress=not args.json)
+    import torch
+
+    threads = torch.get_num_threads()
+    if device.type == "cpu" and args.scale != "paper" and "OMP_NUM_THREADS" not in os.environ:
+        torch.set_num_threads(1)   # small models: a second thread gains little and suffers on a busy machine
+    try:
+        summary = run_experiment(args.name, args.scale, device=device, trials=args.trials, seed=args.seed,
+                                 out=out, progress=not args.json)
+    finally:
+        torch.set_num_threads(threads)
     if args.json:
         emit_json(summary)
         return 0

@@ -8,14 +8,17 @@ vanilla HMM with ``|M||H|`` hidden states tuned with a linear head, again on the
 exact ``Gbar``. A trial redraws ``mu`` (and the head's and prompts' initialisation) on sequences
 sampled once per setting; the pretrained model is one per setting, as in Appendix D (whose
 pretraining "was only done once for each hidden state size"). Accuracies are on the test split
-at the last step (no early stopping); the 95% intervals are Student-t over trials (a point when
-there is one trial).
+at the last step (no early stopping); the 95% intervals are Student-t over trials, clipped to
+[0, 1] (a point when there is one trial).
 
 Scales (measured wall-clock on this project's 2-core CPU machine, default torch threads):
 - ``tiny``: two settings per figure, small model and data; about a minute per figure (CI).
 - ``cpu``: every setting of the paper with a 2-layer, 64-wide MLM, 32-token tasks and 5 / 3
   trials; about 20 minutes for ``fig3-left`` and 15 for ``fig3-right`` (see the report in the
-  issue's closing note for measured numbers). On a loaded machine ``OMP_NUM_THREADS=1`` helps.
+  issue's closing note for measured numbers).
+The CLI runs ``tiny`` and ``cpu`` on one intra-op thread unless ``OMP_NUM_THREADS`` is set: these
+models are too small to gain from a second thread, and on a shared machine a busy second core
+made a multi-threaded run five times slower.
 - ``paper``: Appendix D's sizes (BERT-base width, 6 layers, 5000 documents of 10240 tokens,
   128-token tasks, 5000/500/1000 examples, 20 / 5 trials); meant for a GPU.
 
@@ -86,7 +89,8 @@ SCALES = {
 
 
 def confidence_interval(values) -> tuple[float, float]:
-    """Student-t 95% interval of the mean (the point itself for a single value)."""
+    """Student-t 95% interval of the mean, clipped to ``[0, 1]`` (accuracies); the point
+    itself for a single value or no spread."""
     from scipy import stats
 
     v = np.asarray(values, dtype=float)
@@ -94,7 +98,7 @@ def confidence_interval(values) -> tuple[float, float]:
     if len(v) < 2 or float(v.std()) == 0.0:
         return m, m
     half = float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
-    return m - half, m + half
+    return max(0.0, m - half), min(1.0, m + half)
 
 
 @dataclass
@@ -112,7 +116,7 @@ class _Run:
         """Pretrain (or load) the MLM for ``data_model``, then run every (backbone, method)
         for ``trials`` tasks on one shared set of sequences."""
         sc = self.scale
-        key = list(setting.values())
+        key = [{"memory": 1, "vanilla": 2}.get(v, v) for v in setting.values()]   # ints for the rng
         mlm, info = load_or_pretrain(data_model, sc.model, sc.pretrain, seed=self.seed, device=self.device,
                                      progress=self.progress)
         backbones = {"mlm": MLMBackbone(mlm, self.device, progress=self.progress),
@@ -243,6 +247,8 @@ def _plot(name: str, rows: list, path: Path) -> None:
                     label=f"{label} ({'MLM' if model == 'mlm' else 'exact G'})")
             ax.fill_between(x, [r["ci95"][0] for _, r in sel], [r["ci95"][1] for _, r in sel],
                             color=color, alpha=0.15)
+    ticks = sorted({tuple(r["setting"].values())[-1] for r in rows})
+    ax.set_xticks(ticks)
     ax.set_ylabel("test accuracy")
     ax.set_title(f"{name}: MLM (solid) and exact G (dashed), 95% intervals")
     ax.grid(alpha=0.3)

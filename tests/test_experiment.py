@@ -1,0 +1,148 @@
+"""Downstream tuning and ``verify experiment``: the exact-Gbar prompt path against the torch
+backend, prompt tuning solving an Assumption 3.5 instance that no linear head fits, task
+generation, and the CLI end to end at tiny scale."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from models import inference_float, inference_torch
+from models.generators import appendix_d_hmm
+from models.hmm import HMM
+from models.sampling import sample
+from models.tuning import (SPLITS, DownstreamTask, ExactBackbone, TaskConfig, TuneConfig, make_task,
+                           sparse_ground_truth, task_labels, tune)
+from verify.assumptions import check_32, check_35
+from verify.cli import main
+
+CPU = torch.device("cpu")
+
+
+def test_exact_prompted_factorisation_matches_full_gbar():
+    hmm = appendix_d_hmm(5, 4, rng=np.random.default_rng(0))
+    backbone = ExactBackbone(hmm, CPU)
+    tokens = sample(hmm, 6, 7, rng=np.random.default_rng(1))[0]                    # [n, T]
+    theta = torch.randn(3, 5, generator=torch.Generator().manual_seed(2), dtype=torch.float64) / 5
+    got = backbone.prompted(backbone.prepare(tokens), theta)                        # [n, X]
+    A, W, pi0 = inference_torch.hmm_tensors(hmm)
+    u = torch.sigmoid(backbone.LOGIT_SCALE * theta)
+    emb = torch.cat([u.expand(6, 3, 5), torch.ones(6, 1, 5, dtype=torch.float64),
+                     W[torch.as_tensor(tokens)]], dim=1)                            # [n, P+1+T, H]
+    want = inference_torch.gbar(A, W, pi0, emb, 3)
+    assert torch.allclose(got.double(), want, atol=1e-6)
+    # without prompts, the head's input is Gbar_0 of (1, e(x)), i.e. G_1 of any x_1 followed by x
+    full = np.concatenate([np.zeros((6, 1), dtype=np.int64), tokens], axis=1)
+    assert np.allclose(backbone.mask_outputs(tokens).numpy(), inference_float.conditionals(hmm, full)[:, 0],
+                       atol=1e-6)
+
+
+# Built for Assumption 3.5 with |H| = 4 > |X| = 2: column 0 of A is supported on H* = {0, 1}
+# (B = {0}), W's columns 0 and 1 are independent, the task reads only states 0 and 1
+# (label 1 iff P[H_0 = 1 | x] > P[H_0 = 0 | x]). A linear head sees only W D P[H_0 | x], a
+# 2-vector, which mixes in states 2 and 3; the prompt 1_B removes them (Theorem 3.6).
+A_35 = [["7/10", "1/5", "1/20", "3/20"], ["3/10", "1/5", "3/20", "1/20"],
+        ["0", "1/5", "2/5", "9/20"], ["0", "2/5", "2/5", "7/20"]]
+W_35 = [["1/5", "11/20", "1/10", "19/20"], ["4/5", "9/20", "9/10", "1/20"]]
+MU_35 = np.array([[1.0, 0, 0, 0], [0, 1.0, 0, 0]])   # argmax rows: label 1 iff p_1 > p_0
+
+
+def _best_linear_accuracy(features: torch.Tensor, labels: torch.Tensor) -> float:
+    """Training accuracy of a thoroughly fitted logistic regression (LBFGS)."""
+    f = ((features - features.mean(0)) / features.std(0).clamp_min(1e-9)).double()
+    lin = torch.nn.Linear(f.shape[1], 2).double()
+    opt = torch.optim.LBFGS(lin.parameters(), max_iter=500)
+
+    def closure():
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(lin(f), labels)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    return float((lin(f).argmax(1) == labels).double().mean())
+
+
+def test_prompt_tuning_solves_assumption_35_instance_where_head_cannot():
+    exact = HMM.create(A_35, W_35, ["1/4"] * 4, mu=[-1, 1, 0, 0], exact=True)
+    assert check_32(exact)["holds"]
+    a35 = check_35(exact)
+    assert a35["holds"] and a35["H_star"] == [0, 1] and a35["B"] == [0]
+    hmm = exact.to_float()
+    assert hmm.num_states > hmm.num_tokens
+    toks = sample(hmm, 2200, 8, rng=np.random.default_rng(0))[0]
+    tokens = dict(zip(SPLITS, np.split(toks, [1600, 1800])))
+    post = {s: inference_float.posterior_h0(hmm, tokens[s]) for s in SPLITS}
+    task = DownstreamTask(tokens, post, MU_35, {s: task_labels(post[s], MU_35) for s in SPLITS}, 0)
+    backbone = ExactBackbone(hmm, CPU)
+    prompt = tune(backbone, task, "prompt", TuneConfig(), seed=0)
+    head = tune(backbone, task, "head", TuneConfig(), seed=0)
+    assert prompt["train"] >= 0.99 and prompt["test"] >= 0.99, prompt
+    assert head["train"] < 0.85, head
+    # no linear head fits, however well optimised
+    best = _best_linear_accuracy(backbone.mask_outputs(tokens["train"]), torch.as_tensor(task.labels["train"]))
+    assert best < 0.85
+    assert task.majority_accuracy("train") < 0.6
+
+
+def test_sparse_ground_truth_and_degenerate_redraws(monkeypatch):
+    mu = sparse_ground_truth(2, 5, 6, rng=np.random.default_rng(0))
+    assert mu.shape == (2, 5) and np.count_nonzero(mu) == 6
+    assert np.count_nonzero(sparse_ground_truth(2, 2, 6, rng=np.random.default_rng(0))) == 4
+    import models.tuning as tuning
+
+    calls = []
+
+    def first_degenerate(rows, size, nonzeros, *, rng):
+        calls.append(1)
+        return np.zeros((rows, size)) if len(calls) == 1 else sparse_ground_truth(rows, size, nonzeros, rng=rng)
+
+    monkeypatch.setattr(tuning, "sparse_ground_truth", first_degenerate)
+    hmm = appendix_d_hmm(6, 10, rng=np.random.default_rng(3))
+    task = make_task(hmm, TaskConfig(length=8, num_train=300, num_val=50, num_test=50, min_minority=0.1),
+                     rng=np.random.default_rng(4))
+    assert task.redraws >= 1 and len(calls) == task.redraws + 1      # all-zero mu: one label only
+    for s in SPLITS:
+        assert len(np.unique(task.labels[s])) == 2
+        assert np.array_equal(task.labels[s], task_labels(task.posteriors[s], task.mu))
+    assert min(task.labels["train"].mean(), 1 - task.labels["train"].mean()) >= 0.1
+
+
+@pytest.mark.parametrize("name,rows", [("fig3-left", 2 * 4), ("fig3-right", 4 * 2)])
+def test_cli_experiment_tiny_end_to_end(name, rows, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    code = main(["experiment", name, "--scale", "tiny", "--trials", "1", "--device", "cpu",
+                 "--out", str(out), "--json"])
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads((out / "summary.json").read_text())
+    assert set(printed) == {"experiment", "scale", "device", "rows", "predictions"}
+    assert (printed["experiment"], printed["scale"], printed["device"]) == (name, "tiny", "cpu")
+    assert len(printed["rows"]) == rows      # settings x (model, method) pairs, one trial each
+    for row in printed["rows"]:
+        assert set(row) == {"setting", "method", "model", "accuracy", "ci95", "trials"}
+        assert row["model"] in ("mlm", "exact") and row["trials"] == 1
+        assert 0 <= row["ci95"][0] <= row["accuracy"] <= row["ci95"][1] <= 1
+    assert {r["model"] for r in printed["rows"]} == {"mlm", "exact"}
+    assert len(printed["predictions"]) == 2
+    for p in printed["predictions"]:
+        assert set(p) == {"claim", "held", "evidence"} and isinstance(p["held"], bool)
+    with open(out / "results.csv") as fh:
+        records = list(csv.DictReader(fh))
+    assert len(records) == rows
+    assert (out / f"{name}.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["experiment", "fig9"], "invalid choice"),
+    (["experiment", "fig3-left", "--scale", "huge"], "invalid choice"),
+    (["experiment", "fig3-left", "--trials", "0"], "--trials"),
+    (["experiment", "fig3-left", "--device", "tpu"], "invalid choice"),
+])
+def test_cli_experiment_bad_input(argv, match, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert match in err and len(err.strip().splitlines()) == 1
