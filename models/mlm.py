@@ -44,7 +44,7 @@ __all__ = ["MLMConfig", "PretrainConfig", "MLM", "resolve_device", "autocast_con
            "cache_key", "load_or_pretrain", "masked_predictions", "masked_lm_loss",
            "unigram_entropy"]
 
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_FORMAT = 2   # bump when pretraining data or training code changes
 
 
 @dataclass(frozen=True)
@@ -198,11 +198,15 @@ def mask_tokens(tokens: torch.Tensor, mask_rate: float, mask_id: int,
 
 
 def sample_documents(hmm, num_documents: int, length: int, *, seed: int) -> np.ndarray:
-    """``num_documents`` token documents ``[n, length]`` sampled from ``hmm`` (vanilla or memory)."""
+    """``num_documents`` token documents ``[n, length]`` sampled from ``hmm`` (vanilla or memory),
+    in blocks of about a million tokens so the sampler's work arrays stay small at paper scale."""
     from .sampling import sample
 
-    out = sample(hmm, num_documents, length, rng=np.random.default_rng([seed, 0x9E7]))
-    return np.asarray(out[0], dtype=np.int64)
+    per_block = max(1, 2**20 // length)
+    blocks = [sample(hmm, min(per_block, num_documents - start), length,
+                     rng=np.random.default_rng([seed, 0x9E7, start]))[0]
+              for start in range(0, num_documents, per_block)]
+    return np.concatenate(blocks).astype(np.int64)
 
 
 def unigram_entropy(tokens: np.ndarray, num_tokens: int) -> float:

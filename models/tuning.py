@@ -19,12 +19,12 @@ Backbones (what is frozen):
 
 Methods: ``head`` (a linear head on ``G_0``, the output at the ``[MASK]``), ``prompt`` (20
 trainable prompt vectors prepended in the input embedding space, plus the head; for the exact
-model the prompts are points of ``[0, 1]^|H|``, ``u = sigmoid(theta)``), ``attention`` (a
+model the prompts are points of ``(0, 1)^|H|``, ``u = sigmoid(10 theta)``), ``attention`` (a
 single-query softmax attention head over ``(G_i, token_i)`` for every position, eq. 4.1-4.2 with
-softmax in place of argmax). Every head sees its ``G`` inputs standardised with training-split
-statistics (a batch norm without affine for the linear head, whose running statistics make it
-a fixed affine map at evaluation), an affine change of variables that leaves the function
-class unchanged. Training is
+softmax in place of argmax). The heads see their ``G`` inputs standardised: the linear head by
+a batch norm without affine (its running statistics make it a fixed affine map at evaluation,
+and it follows prompted outputs as they drift), the attention head by training-split
+statistics; an affine change of variables leaves the function class unchanged. Training is
 AdamW, lr 0.01, linear warmup and decay, 5 epochs, last checkpoint (Appendix D).
 """
 
