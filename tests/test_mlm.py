@@ -70,7 +70,7 @@ def test_resolve_device():
 
 def test_pretraining_beats_unigram_entropy(trained):
     _, info = trained
-    assert info["final_loss"] < 0.8 * info["unigram_entropy"], info
+    assert info["final_loss"] < 0.6 * info["unigram_entropy"], info          # measured 0.51 vs 1.69
     assert info["losses"][-1] < info["losses"][0]
 
 
@@ -84,7 +84,7 @@ def test_pretraining_moves_predictions_toward_exact_G(hmm, trained):
             pred = masked_predictions(m, tokens, torch.full((len(tokens),), pos)).numpy()
             tv[name, pos] = 0.5 * np.abs(pred - exact[:, pos]).sum(axis=1).mean()
     for pos in (0, 16):
-        assert tv["trained", pos] < 0.6 * tv["init", pos], tv
+        assert tv["trained", pos] < 0.4 * tv["init", pos], tv                # measured 0.15 vs 0.85
 
 
 def test_cache_reuses_weights_and_key_tracks_inputs(hmm, tmp_path, monkeypatch):

@@ -249,6 +249,7 @@ def _plot(name: str, rows: list, path: Path) -> None:
                             color=color, alpha=0.15)
     ticks = sorted({tuple(r["setting"].values())[-1] for r in rows})
     ax.set_xticks(ticks)
+    ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("test accuracy")
     ax.set_title(f"{name}: MLM (solid) and exact G (dashed), 95% intervals")
     ax.grid(alpha=0.3)
