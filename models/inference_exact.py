@@ -34,7 +34,7 @@ from .rational import common_denominator
 
 __all__ = ["IntegerHMM", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
            "posterior_hidden", "posterior_h0", "memory_posterior", "lift_embedding",
-           "reverse_lift", "memory_gbar", "scaled_integer_vector"]
+           "reverse_lift", "memory_gbar", "lifted_gbar", "prompt_gbar", "scaled_integer_vector"]
 
 
 def scaled_integer_vector(values: Sequence[Fraction]) -> tuple[list[int], int]:
@@ -297,18 +297,30 @@ def reverse_lift(mhmm: MemoryHMM, w: Sequence) -> list:
     return [x * scale for x in out]
 
 
-def memory_gbar(mhmm: MemoryHMM, embeddings: Sequence[Sequence], i: int) -> list[Fraction]:
-    """``Gbar_i(v) = W phi(tau_i(eta(v))) / ||phi(tau_i(eta(v)))||_1`` for a memory HMM,
-    embeddings of length ``|M||H|`` (SPEC section 1). Zero vector when the norm is 0."""
-    lifted = mhmm.lift()
-    tau_lift = tau(lifted, [lift_embedding(mhmm, v) for v in embeddings], i)
-    phi = reverse_lift(mhmm, tau_lift)
+def lifted_gbar(mhmm: MemoryHMM, lifted_embeddings: Sequence[Sequence], i: int) -> list[Fraction]:
+    """``Gbar_i = W phi(tau_i(w)) / ||phi(tau_i(w))||_1`` for embeddings ``w`` already over the
+    lifted states ``(m_1..m_N, h)`` (e.g. a prompt ``u`` followed by ``eta(e(x_j))``); the zero
+    vector when the norm is 0 (SPEC section 1)."""
+    phi = reverse_lift(mhmm, tau(mhmm.lift(), lifted_embeddings, i))
     total = sum(phi)
     if total == 0:
         return [Fraction(0)] * mhmm.num_tokens
     Wf = mhmm.emission_matrix()
     return [sum((Wf[x, k] * phi[k] for k in range(len(phi)) if phi[k]), Fraction(0)) / total
             for x in range(mhmm.num_tokens)]
+
+
+def memory_gbar(mhmm: MemoryHMM, embeddings: Sequence[Sequence], i: int) -> list[Fraction]:
+    """``Gbar_i(v) = W phi(tau_i(eta(v))) / ||phi(tau_i(eta(v)))||_1`` for a memory HMM,
+    embeddings of length ``|M||H|`` (SPEC section 1). Zero vector when the norm is 0."""
+    return lifted_gbar(mhmm, [lift_embedding(mhmm, v) for v in embeddings], i)
+
+
+def prompt_gbar(mhmm: MemoryHMM, u: Sequence, tokens: Sequence[int], i: int) -> list[Fraction]:
+    """``Gbar_i(ehat(x))`` for ``ehat(x) = (u, eta(e(x_1)), ..., eta(e(x_t)))`` with the prompt
+    ``u`` over the lifted states (0-based ``i`` in ``0..t``), exactly."""
+    lifted = mhmm.lift()
+    return lifted_gbar(mhmm, [list(u)] + [list(lifted.W[z]) for z in tokens], i)
 
 
 def memory_posterior(mhmm: MemoryHMM, tokens: Sequence[int], cell: int | None = None) -> list[Fraction]:

@@ -44,7 +44,7 @@ from models.hmm import MemoryHMM
 from models.inference_exact import integer_hmm, scaled_integer_vector
 
 __all__ = ["MemoryDecision", "MemoryCheckResult", "check_sequences", "region_positions",
-           "decide_direct", "prompt_gbar", "identity_check", "FLOAT_TIE_TOLERANCE"]
+           "decide_direct", "identity_check", "FLOAT_TIE_TOLERANCE"]
 
 FLOAT_TIE_TOLERANCE = 1e-9
 
@@ -327,21 +327,9 @@ def _check_witness_shapes(mhmm: MemoryHMM, w: AttentionWitness) -> None:
 
 # ---------------------------------------------------------------- the slow, direct route
 
-def prompt_gbar(mhmm: MemoryHMM, u: Sequence, tokens: Sequence[int], i: int) -> list[Fraction]:
-    """``Gbar_i(ehat(x))`` for ``ehat(x) = (u, eta(e(x_1)), ..., eta(e(x_t)))`` (0-based ``i`` in
-    ``0..t``), exactly: ``W phi(tau_i) / ||phi(tau_i)||_1`` on the lifted chain (SPEC section 1)."""
-    lifted = mhmm.lift()
-    emb = [list(u)] + [list(lifted.W[z]) for z in tokens]
-    phi = ie.reverse_lift(mhmm, ie.tau(lifted, emb, i))
-    total = sum(phi)
-    if total == 0:
-        return [Fraction(0)] * mhmm.num_tokens
-    return list(mhmm.emission_matrix().dot(np.array(phi, dtype=object)) / total)
-
-
 def decide_direct(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence[int],
                   tokens: Sequence[int]) -> MemoryDecision:
-    """The same decision the general way: ``G_i`` from ``memory_gbar`` / :func:`prompt_gbar`,
+    """The same decision the general way: ``G_i`` from ``ie.memory_gbar`` / ``ie.prompt_gbar``,
     ``R`` from ``tau_i`` of the lifted chain per position, the head from
     :func:`constructions.memory.attention`, ``F*`` from ``memory_posterior``."""
     seq = tuple(tokens)
@@ -365,7 +353,7 @@ def decide_direct(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence[i
         G = [ie.memory_gbar(mhmm, emb, i) for i in range(len(seq))]
         values = emb
     else:
-        G = [prompt_gbar(mhmm, witness.u, seq, i) for i in range(len(seq) + 1)]
+        G = [ie.prompt_gbar(mhmm, witness.u, seq, i) for i in range(len(seq) + 1)]
         values = [ie.reverse_lift(mhmm, [Fraction(v) for v in witness.u])] + emb
     res = attention(witness, G, values)
     d.got, d.attended = int(res.output >= 0), res.attended
