@@ -74,32 +74,16 @@ def parse_instance(data: Any, *, exact: bool = True, source: str = "instance") -
     for key in required:
         if key not in data:
             raise InstanceFileError(f"{source}: missing key {key!r} for kind {kind!r}")
+    conv = (lambda v: v) if exact else _floats     # float mode: exact decimals, then float64
     try:
         if kind == "hmm":
-            model = HMM.create(data["A"], data["W"], data["pi0"], data.get("mu"), exact=True)
-        else:
-            model = MemoryHMM.create(data["cells"], data["memory_values"], data["syntax_states"],
-                                     data["A"], data["W"], data["pi0"], data.get("pM"),
-                                     pM_cells=data.get("pM_cells"), mu=data.get("mu"),
-                                     target_cell=data.get("target_cell", 0), exact=True)
+            return HMM.create(*(conv(data.get(k)) for k in ("A", "W", "pi0", "mu")), exact=exact)
+        return MemoryHMM.create(data["cells"], data["memory_values"], data["syntax_states"],
+                                conv(data["A"]), conv(data["W"]), conv(data["pi0"]), conv(data.get("pM")),
+                                pM_cells=conv(data.get("pM_cells")), mu=conv(data.get("mu")),
+                                target_cell=data.get("target_cell", 0), exact=exact)
     except InputError as exc:
-        if exact:
-            raise type(exc)(f"{source}: {exc}") from None
-        model = None
-        err = exc
-    if not exact:
-        try:
-            if kind == "hmm":
-                model = HMM.create(*(_floats(data.get(k)) for k in ("A", "W", "pi0", "mu")), exact=False)
-            else:
-                model = MemoryHMM.create(data["cells"], data["memory_values"], data["syntax_states"],
-                                         _floats(data["A"]), _floats(data["W"]), _floats(data["pi0"]),
-                                         _floats(data.get("pM")), pM_cells=_floats(data.get("pM_cells")),
-                                         mu=_floats(data.get("mu")), target_cell=data.get("target_cell", 0),
-                                         exact=False)
-        except InputError as exc:
-            raise type(exc)(f"{source}: {exc}") from None
-    return model
+        raise type(exc)(f"{source}: {exc}") from None
 
 
 def _decimals(obj: Any) -> Any:

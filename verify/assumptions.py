@@ -12,8 +12,6 @@ from __future__ import annotations
 import math
 from collections import deque
 
-import numpy as np
-
 from constructions.linalg import nullspace_vector, rank
 from constructions.vanilla import find_essential_sets
 from models.hmm import HMM

@@ -89,7 +89,7 @@ def identity_check(hmm: HMM, theorem: str, b: Sequence, u: Sequence | None) -> d
             + ("A P[H_0]" if theorem == "3.3" else "A(u ⊙ A P[H_0])")
             + f"; hence b . {read} = {lam} * r_x * mu . P[H_0 | X = x], r_x = Pr(x)/||tau||_1 > 0, "
               "for every x in supp(P[X])") if holds else (
-        f"b^T W diag(pre) is not a positive multiple of mu^T diag(P[H_0]); agreement then rests "
+        "b^T W diag(pre) is not a positive multiple of mu^T diag(P[H_0]); agreement then rests "
         "on the sequences checked alone")
     return {"holds": bool(holds), "what": what, "lambda": lam if holds else None}
 
