@@ -64,7 +64,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Sequence
 
-import flint
 import numpy as np
 
 from models.hmm import MemoryHMM

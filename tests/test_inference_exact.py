@@ -3,7 +3,6 @@
 import itertools
 from fractions import Fraction
 
-import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from models import inference_exact as ie

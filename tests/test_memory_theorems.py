@@ -3,7 +3,6 @@ brute force over memories and hidden paths (tests/oracle.py and the sums below).
 
 import itertools
 from fractions import Fraction
-from types import SimpleNamespace
 
 import numpy as np
 import pytest

@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 import flint
 import numpy as np
 
-from constructions.memory import AttentionWitness, attention, beta_row
+from constructions.memory import AttentionWitness, attention
 from models import inference_exact as ie
 from models import inference_float as iff
 from models.exceptions import InputError
@@ -264,7 +264,6 @@ def _float_decisions(mhmm, witness, fn: _Functionals, seqs, evaluate_outside_R):
     phi_u = None
     if prompt:
         phi_u = np.array([float(v) for v in ie.reverse_lift(mhmm, [Fraction(v) for v in witness.u])])
-        Wf = np.asarray(f.emission_matrix(), dtype=float)
         ThV, b = np.asarray(witness.Theta_V, dtype=float), np.asarray(witness.b, dtype=float)
         prompt_value = W.T @ (ThV.T @ (b * phi_u))
     by_length: dict[int, list] = {}
@@ -393,7 +392,7 @@ def identity_check(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence[
     ``V_i = lambda r_i mu . P[M_j* | X = x]`` with ``r_i > 0`` there (Lemmas C.4 / C.13), or
     every value is 0 and ``mu . P = 0`` when the prompt makes ``xhat`` impossible (Claim C.15).
     """
-    n, X, M, S = mhmm.num_states, mhmm.num_tokens, mhmm.memory_values, mhmm.syntax_states
+    n, X, M = mhmm.num_states, mhmm.num_tokens, mhmm.memory_values
     j = mhmm.target_cell
     Hs = set(H_star)
     q = np.asarray(witness.q, dtype=object)

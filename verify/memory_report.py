@@ -3,21 +3,19 @@ counterexample`` for memory-augmented HMMs (SPEC section 4)."""
 
 from __future__ import annotations
 
-import itertools
 import sys
 from fractions import Fraction
 
 import numpy as np
 
 from constructions.memory import AttentionWitness, theorem_43_witness, theorem_c6_witness
-from constructions.linalg import rank
 from constructions.vanilla import ConstructionError
 from models import inference_exact as ie
 from models.exceptions import InputError, InstanceFileError
 from models.generators import stationary_distribution
-from models.hmm import HMM, MemoryHMM
+from models.hmm import MemoryHMM
 from models.instances import load_instance, read_json, save_instance
-from models.rational import fraction_array, format_array, format_fraction
+from models.rational import fraction_array, format_array
 from models.sampling import sample
 
 from . import memory_assumptions as masm
@@ -171,7 +169,7 @@ def break_nondegeneracy(model: MemoryHMM, prompt: bool) -> tuple[MemoryHMM, str]
         InputError: when the sizes leave nothing to break (one column in all).
     """
     W = model.W.copy()
-    n, S, j = model.num_states, model.syntax_states, model.target_cell
+    S, j = model.syntax_states, model.target_cell
     M_rec = [m for m in range(model.memory_values) if not prompt or model.mu[m] != 0]
     if len(M_rec) >= 2:
         for s in range(S):
