@@ -19,8 +19,9 @@ Equality is decided as ``sympy.together`` decides it: values are :class:`Rationa
 fractions ``num / den`` of polynomials in ``QQ[parameters]`` (sympy's sparse ``PolyRing``), every
 denominator a nonzero polynomial; the difference of the two sides, brought over the common
 denominator, must have the zero polynomial as numerator. (No gcds are taken: reducing by them,
-as ``sympy.cancel`` does, changes nothing about whether the numerator is 0 and costs minutes.) Every statement function takes a hook that replaces the right-hand side
-(or the head, the prompt, ...), so a wrong formula can be fed in and is rejected.
+as ``sympy.cancel`` does, changes nothing about whether the numerator is 0 and costs minutes.)
+Every statement function takes a hook that replaces the right-hand side (or the head, the
+prompt, ...), so a wrong formula can be fed in and is rejected.
 
 Positivity of ``r_x``: its numerator and denominator are computed once more with every entry of
 ``A``, ``W``, ``pi0`` (and ``u``) a free symbol (constraints not substituted); both are checked
@@ -41,55 +42,95 @@ from sympy.polys.rings import ring as poly_ring
 from models.exceptions import InputError
 
 __all__ = [
-    "MAX_SIZE", "MAX_PATH_WORK", "STATEMENTS", "SymbolicHMM", "symbolic_hmm", "check_sizes",
-    "PROVERS", "prove_all", "RationalFunction", "prop_3_4", "claim_a1", "lemma_b2", "head_3_3", "head_3_6",
-    "sequences", "path_sum", "gbar_path_sum", "state_marginal", "backward_likelihood",
+    "STATEMENTS", "PROVERS", "prove_all", "prop_3_4", "claim_a1", "lemma_b2", "head_3_3",
+    "head_3_6", "MAX_SIZE", "MAX_PATH_WORK", "MAX_STRUCTURED_WORK", "path_work", "check_sizes",
+    "RationalFunction", "SymbolicHMM", "symbolic_hmm", "sequences", "path_sum", "gbar_path_sum",
+    "state_marginal", "backward_likelihood",
     "sequence_probability", "start_posterior", "prompt_weight", "left_inverse",
-    "prop_3_4_rhs", "claim_a1_rhs", "lemma_b2_rhs", "gbar2_rhs", "head_3_3_weights",
-    "head_3_3_rhs", "head_3_6_weights", "structured_case", "nonnegative_polynomial",
+    "prop_3_4_rhs", "claim_a1_rhs", "lemma_b2_rhs", "gbar2_rhs", "head_3_3_matrix",
+    "head_3_3_rhs", "head_3_6_matrix", "structured_case", "nonnegative_polynomial",
 ]
 
 MAX_SIZE = 4
-#: Budget on the brute-force work, sum over lengths t <= T of |X|^t * |H|^(t+3) paths.
-MAX_PATH_WORK = 40_000
+#: Budgets on :func:`path_work`, set from timings (worst allowed case about 30 s on one core).
+MAX_PATH_WORK = 3_000
+MAX_STRUCTURED_WORK = 45_000
 
 Vector = tuple  # of polynomials or RationalFunctions, indexed by hidden state or token
 
 
 class RationalFunction:
-    """``num / den`` with ``num, den`` in ``QQ[params]`` (a sympy ``PolyRing``), ``den != 0``.
+    """``prod(num) / prod(den)``: factors are polynomials in ``QQ[params]`` (a sympy
+    ``PolyRing``), no denominator factor is the zero polynomial.
 
-    Kept unreduced; :meth:`is_zero` is exact (``num`` is the zero polynomial).
+    Products keep factors and cancel factors that are equal as polynomials (sparse
+    polynomials have a canonical form, so equal is equal); sums bring both terms over the
+    least common multiple of the factor lists, as ``sympy.together`` does. :meth:`is_zero` is
+    exact: some numerator factor is the zero polynomial.
 
     >>> from sympy.polys.rings import ring
     >>> R, a = ring("a", QQ)
-    >>> r = RationalFunction(a, a + 1)
-    >>> (r + RationalFunction(R.one, a + 1) - 1).is_zero()
+    >>> r = RationalFunction([a], [a + 1])
+    >>> (r + RationalFunction([R.one], [a + 1]) - 1).is_zero()
     True
     """
 
     __slots__ = ("num", "den")
 
-    def __init__(self, num: Any, den: Any = 1) -> None:
-        ring = num.ring if hasattr(num, "ring") else den.ring
-        self.num, self.den = ring(num), ring(den)
-        if not self.den:
-            raise ZeroDivisionError("RationalFunction: the denominator is the zero polynomial")
+    def __init__(self, num: Sequence[Any], den: Sequence[Any] = ()) -> None:
+        num, den = list(num), list(den)
+        one = (num or den)[0].ring.one
+        if any(not f for f in den):
+            raise ZeroDivisionError("RationalFunction: a denominator factor is the zero polynomial")
+        if any(not f for f in num):
+            num, den = [num[0].ring.zero], []
+        for f in list(num):  # cancel equal factors
+            if f in den:
+                num.remove(f)
+                den.remove(f)
+        self.num = tuple(f for f in num if f != 1) or (one,)
+        self.den = tuple(f for f in den if f != 1)
+
+    @property
+    def ring(self) -> Any:
+        return self.num[0].ring
 
     def _lift(self, other: Any) -> RationalFunction:
         return other if isinstance(other, RationalFunction) else RationalFunction(
-            self.num.ring(other))
+            [self.ring(other)])
+
+    @staticmethod
+    def _product(factors: Iterable[Any], one: Any) -> Any:
+        out = one
+        for f in factors:
+            out = out * f
+        return out
 
     def __add__(self, other: Any) -> RationalFunction:
         o = self._lift(other)
-        if self.den == o.den:
-            return RationalFunction(self.num + o.num, self.den)
-        return RationalFunction(self.num * o.den + o.num * self.den, self.den * o.den)
+        if o.is_zero():
+            return self
+        if self.is_zero():
+            return o
+        mine, theirs, common = list(self.den), [], list(self.den)
+        for f in o.den:  # common = multiset union of the denominators
+            if f in mine:
+                mine.remove(f)
+            else:
+                common.append(f)
+                theirs.append(f)
+        rest = list(common)
+        for f in o.den:
+            rest.remove(f)
+        one = self.ring.one
+        num = (self._product(self.num + tuple(theirs), one)
+               + self._product(o.num + tuple(rest), one))
+        return RationalFunction([num], common)
 
     __radd__ = __add__
 
     def __neg__(self) -> RationalFunction:
-        return RationalFunction(-self.num, self.den)
+        return RationalFunction((-self.ring.one,) + self.num, self.den)
 
     def __sub__(self, other: Any) -> RationalFunction:
         return self + (-self._lift(other))
@@ -99,22 +140,32 @@ class RationalFunction:
 
     def __mul__(self, other: Any) -> RationalFunction:
         o = self._lift(other)
-        return RationalFunction(self.num * o.num, self.den * o.den)
+        return RationalFunction(self.num + o.num, self.den + o.den)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other: Any) -> RationalFunction:
         o = self._lift(other)
-        return RationalFunction(self.num * o.den, self.den * o.num)
+        return RationalFunction(self.num + o.den, self.den + o.num)
 
     def __rtruediv__(self, other: Any) -> RationalFunction:
         return self._lift(other) / self
 
     def is_zero(self) -> bool:
-        return not self.num
+        return any(not f for f in self.num)
+
+    def numerator(self) -> Any:
+        return self._product(self.num, self.ring.one)
+
+    def denominator(self) -> Any:
+        return self._product(self.den, self.ring.one)
+
+    def as_expr(self) -> Any:
+        """The same rational function as a sympy expression (for ``sympy.cancel``)."""
+        return self.numerator().as_expr() / self.denominator().as_expr()
 
     def __repr__(self) -> str:
-        return f"({self.num}) / ({self.den})"
+        return f"({self.numerator()}) / ({self.denominator()})"
 
 
 @dataclass(frozen=True)
@@ -123,8 +174,8 @@ class SymbolicHMM:
 
     ``A``: ``|H| x |H|`` with ``A[h2][h1] = Pr(H_i = h2 | H_{i-1} = h1)``; ``W``: ``|X| x |H|``
     with ``W[x][h] = Pr(X_i = x | H_i = h)``; ``pi0``: ``P[H_0]``; ``u``: prompt vector in
-    ``[0,1]^H`` (Section 3.1); ``mu``: task weights (eq. 3.1); ``empty``: ``e(empty)``, an
-    arbitrary vector. ``constrained`` says whether columns sum to 1 (see :func:`symbolic_hmm`).
+    ``[0,1]^H`` (Section 3.1); ``empty``: ``e(empty)``, an arbitrary vector. ``constrained``
+    says whether columns sum to 1 (see :func:`symbolic_hmm`).
     """
 
     ring: Any = field(repr=False)
@@ -132,7 +183,6 @@ class SymbolicHMM:
     W: tuple
     pi0: Vector
     u: Vector
-    mu: Vector
     empty: Vector
     constrained: bool = True
 
@@ -148,7 +198,7 @@ class SymbolicHMM:
         """``value`` (int, polynomial or :class:`RationalFunction`) as a rational function."""
         if isinstance(value, RationalFunction):
             return value
-        return RationalFunction(self.ring(value))
+        return RationalFunction([self.ring(value)])
 
     def emission(self, token: int) -> Vector:
         """Proper embedding ``e(token) = W[token, :]``, a vector over ``H``."""
@@ -156,14 +206,14 @@ class SymbolicHMM:
 
 
 def symbolic_hmm(hidden: int, vocab: int, *, constrained: bool = True,
-                 A_zeros: Iterable[tuple[int, int]] = (), mu_support: Iterable[int] | None = None
-                 ) -> SymbolicHMM:
+                 A_zeros: Iterable[tuple[int, int]] = ()) -> SymbolicHMM:
     """Symbolic HMM with ``hidden`` states and ``vocab`` tokens.
 
     Free symbols: ``a{h2}_{h1}`` for ``A``, ``w{x}_{h}`` for ``W``, ``p{h}`` for ``pi0``,
-    ``u{h}``, ``m{h}`` (for ``h`` in ``mu_support``, default all), ``e{h}``. ``A_zeros`` lists
-    entries ``(h2, h1)`` of ``A`` fixed to 0. With ``constrained`` the last nonzero entry of every
-    column (and of ``pi0``) is ``1 - sum of the others``; otherwise every entry is a free symbol.
+    ``u{h}`` for the prompt and ``e{h}`` for ``e(empty)``. ``A_zeros`` lists entries
+    ``(h2, h1)`` of ``A`` fixed to 0. With ``constrained`` the last nonzero entry of every column
+    (and of ``pi0``) is ``1 - sum of the others``; otherwise every entry is a free symbol.
+    Raises :class:`InputError` for bad sizes or a zero pattern that empties a column.
 
     >>> hmm = symbolic_hmm(2, 2)
     >>> hmm.A[1][0], hmm.W[1][1], hmm.pi0[1]
@@ -171,7 +221,6 @@ def symbolic_hmm(hidden: int, vocab: int, *, constrained: bool = True,
     """
     check_sizes(hidden, vocab, 1)
     zeros = set(A_zeros)
-    support = range(hidden) if mu_support is None else sorted(set(mu_support))
     a_names = [[None if (r, c) in zeros else f"a{r}_{c}" for c in range(hidden)]
                for r in range(hidden)]
     w_names = [[f"w{x}_{h}" for h in range(hidden)] for x in range(vocab)]
@@ -188,7 +237,7 @@ def symbolic_hmm(hidden: int, vocab: int, *, constrained: bool = True,
     names = [n for row in a_names for n in row if n not in (None, "rest")]
     names += [n for row in w_names for n in row if n != "rest"]
     names += [n for n in p_names if n != "rest"]
-    names += [f"u{h}" for h in range(hidden)] + [f"m{h}" for h in support]
+    names += [f"u{h}" for h in range(hidden)]
     names += [f"e{h}" for h in range(hidden)]
     R, *gens = poly_ring(",".join(names), QQ)
     sym = dict(zip(names, gens))
@@ -206,23 +255,31 @@ def symbolic_hmm(hidden: int, vocab: int, *, constrained: bool = True,
         W=tuple(tuple(W_cols[h][x] for h in range(hidden)) for x in range(vocab)),
         pi0=tuple(column(p_names)),
         u=tuple(sym[f"u{h}"] for h in range(hidden)),
-        mu=tuple(sym[f"m{h}"] if h in support else R.zero for h in range(hidden)),
         empty=tuple(sym[f"e{h}"] for h in range(hidden)),
         constrained=constrained,
     )
 
 
-def check_sizes(hidden: Any, vocab: Any, length: Any) -> None:
-    """Raise :class:`InputError` unless the sizes are integers in ``1..MAX_SIZE`` and the
-    brute-force work stays within :data:`MAX_PATH_WORK`."""
+def path_work(hidden: int, vocab: int, length: int) -> int:
+    """Brute-force size ``sum_{t=1..T} |X|^t |H|^(t+3)`` (sequences times hidden paths)."""
+    return sum(vocab ** t * hidden ** (t + 3) for t in range(1, length + 1))
+
+
+def check_sizes(hidden: Any, vocab: Any, length: Any, *, structured: bool = False) -> None:
+    """Raise :class:`InputError` unless the sizes are integers in ``1..MAX_SIZE`` and
+    :func:`path_work` is within :data:`MAX_PATH_WORK` (:data:`MAX_STRUCTURED_WORK` for the
+    structured case of Theorem 3.6, whose prompt ``1_B`` keeps polynomials smaller)."""
     for name, value in (("hidden", hidden), ("vocab", vocab), ("length", length)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIZE:
             raise InputError(f"symbolic: --{name} must be an integer in 1..{MAX_SIZE}, "
                              f"got {value!r}")
-    work = sum(vocab ** t * hidden ** (t + 3) for t in range(1, length + 1))
-    if work > MAX_PATH_WORK:
-        raise InputError(f"symbolic: sizes --hidden {hidden} --vocab {vocab} --length {length} "
-                         f"need {work} path terms (limit {MAX_PATH_WORK}); use smaller sizes")
+    work, limit = path_work(hidden, vocab, length), (
+        MAX_STRUCTURED_WORK if structured else MAX_PATH_WORK)
+    if work > limit:
+        what = (f"head-3.6's structured case (|H| = {hidden}, |X| = {vocab}, T = {length})"
+                if structured else f"--hidden {hidden} --vocab {vocab} --length {length}")
+        raise InputError(f"symbolic: {what} needs {work} path terms, more than the limit "
+                         f"{limit} (minutes of sympy time); use smaller sizes")
 
 
 def sequences(vocab: int, length: int) -> Iterator[tuple[int, ...]]:
@@ -316,13 +373,15 @@ def sequence_probability(hmm: SymbolicHMM, x: Sequence[int], step: int = 0) -> A
 
 
 def start_posterior(hmm: SymbolicHMM, x: Sequence[int]) -> Vector:
-    """``P[H_0 | X_{1:T} = x] = pi0 ⊙ beta / (pi0 . beta)`` as rational functions, shape ``(|H|,)``."""
+    """``P[H_0 | X_{1:T} = x] = pi0 ⊙ beta / (pi0 . beta)``, shape ``(|H|,)``."""
     beta = backward_likelihood(hmm, x)
-    return _normalized(hmm, tuple(p * b for p, b in zip(hmm.pi0, beta)))
+    total = _dot(hmm.pi0, beta)
+    return tuple(RationalFunction([p, b], [total]) for p, b in zip(hmm.pi0, beta))
 
 
 def prompt_weight(hmm: SymbolicHMM) -> Vector:
-    """``c = P[Xhat_1 = ztilde, H_2] = A (u ⊙ P[H_1])`` (proof of Theorem 3.6), shape ``(|H|,)``."""
+    """``c = P[Xhat_1 = ztilde, H_2] = A (u ⊙ P[H_1])`` (proof of Theorem 3.6), shape
+    ``(|H|,)``."""
     p1 = state_marginal(hmm, 1)
     return _matvec(hmm.A, tuple(u * p for u, p in zip(hmm.u, p1)))
 
@@ -340,7 +399,8 @@ def _determinant(M: Sequence[Sequence[Any]], one: Any) -> Any:
 
 
 def left_inverse(hmm: SymbolicHMM, columns: Sequence[int]) -> dict[int, Vector]:
-    """A left inverse of ``W[:, columns]``: ``{h: row}`` with ``sum_x row_h[x] W[x, h'] = 1(h = h')``.
+    """A left inverse of ``W[:, columns]``: rows ``{h: (|X|,)}`` with
+    ``sum_x row_h[x] W[x, g] = 1(h = g)`` for ``h, g`` in ``columns``.
 
     Uses the top ``k x k`` block ``M = W[:k, columns]`` (``k = len(columns) <= |X|``):
     ``M^-1 = adj(M) / det(M)`` (Cramer), padded with zero columns; equals ``W^-1`` when
@@ -361,7 +421,7 @@ def left_inverse(hmm: SymbolicHMM, columns: Sequence[int]) -> dict[int, Vector]:
         return (-1) ** (r + c) * _determinant(minor, hmm.ring.one)
 
     zeros = (hmm.frac(0),) * (hmm.vocab_size - k)
-    return {h: tuple(RationalFunction(cofactor(x, i), det) for x in range(k)) + zeros
+    return {h: tuple(RationalFunction([cofactor(x, i)], [det]) for x in range(k)) + zeros
             for i, h in enumerate(columns)}
 
 
@@ -398,29 +458,29 @@ def gbar2_rhs(hmm: SymbolicHMM, x: Sequence[int]) -> Vector:
     return _matvec([[hmm.frac(w) for w in row] for row in hmm.W], lemma_b2_rhs(hmm, x))
 
 
-def head_3_3_weights(hmm: SymbolicHMM) -> Vector:
-    """``b = mu^T D^-1 W^+``, ``D = diag(P[H_1]/P[H_0])`` (proof of Theorem 3.3), shape ``(|X|,)``."""
-    w_plus = left_inverse(hmm, range(hmm.num_states))
-    p1 = state_marginal(hmm, 1)
-    scale = [hmm.frac(m) * hmm.frac(p0) / hmm.frac(q) for m, p0, q in zip(hmm.mu, hmm.pi0, p1)]
-    return tuple(sum((scale[h] * w_plus[h][z] for h in w_plus), hmm.frac(0))
-                 for z in range(hmm.vocab_size))
+def head_3_3_matrix(hmm: SymbolicHMM) -> dict[int, Vector]:
+    """``M = D^-1 W^+``, ``D = diag(P[H_1]/P[H_0])``, so Theorem 3.3's head is ``b = mu^T M``
+    (proof of Theorem 3.3). Rows ``{h: (|X|,)}`` for every hidden state ``h``."""
+    w_plus, p1 = left_inverse(hmm, range(hmm.num_states)), state_marginal(hmm, 1)
+    return {h: tuple(RationalFunction([hmm.pi0[h]], [p1[h]]) * w for w in w_plus[h])
+            for h in w_plus}
 
 
-def head_3_3_rhs(hmm: SymbolicHMM, x: Sequence[int]) -> Any:
-    """``r_x mu . P[H_0 | X_{1:T} = x]`` with ``r_x = Pr(X_{1:T} = x) / Pr(X_{2:T+1} = x)``."""
+def head_3_3_rhs(hmm: SymbolicHMM, x: Sequence[int]) -> Vector:
+    """``r_x P[H_0 | X_{1:T} = x]`` (the coefficient of ``mu`` in ``r_x mu . P[H_0 | x]``),
+    ``r_x = Pr(X_{1:T} = x) / Pr(X_{2:T+1} = x)``, shape ``(|H|,)``."""
     r = hmm.frac(sequence_probability(hmm, x)) / hmm.frac(sequence_probability(hmm, x, 1))
-    return r * _dot([hmm.frac(m) for m in hmm.mu], start_posterior(hmm, x))
+    return tuple(r * p for p in start_posterior(hmm, x))
 
 
-def head_3_6_weights(hmm: SymbolicHMM, H_star: Sequence[int]) -> Vector:
-    """``b = mu^T Bdiag W_{H*}^+`` (proof of Theorem 3.6): ``W_{H*}^+`` a left inverse of
-    ``W[:, H*]``, ``Bdiag = diag(P[H_0] / c)`` on ``H*`` (undoing ``D = diag(1/P[H_0])`` and
-    the prompt weight ``c``). Shape ``(|X|,)``."""
+def head_3_6_matrix(hmm: SymbolicHMM, H_star: Sequence[int]) -> dict[int, Vector]:
+    """``M = diag(P[H_0] / c)_{H*} W_{H*}^+`` so Theorem 3.6's head is ``b = mu^T M``
+    (proof of Theorem 3.6: ``W_{H*}^+`` a left inverse of ``W[:, H*]``, the diagonal undoes
+    ``D = diag(1/P[H_0])`` and the prompt weight ``c``). Rows ``{h: (|X|,)}``, zero off ``H*``."""
     w_plus, c = left_inverse(hmm, H_star), prompt_weight(hmm)
-    scale = {h: hmm.frac(hmm.mu[h]) * hmm.frac(hmm.pi0[h]) / hmm.frac(c[h]) for h in H_star}
-    return tuple(sum((scale[h] * w_plus[h][z] for h in H_star), hmm.frac(0))
-                 for z in range(hmm.vocab_size))
+    zero = (hmm.frac(0),) * hmm.vocab_size
+    return {h: tuple(RationalFunction([hmm.pi0[h]], [c[h]]) * w for w in w_plus[h])
+            if h in w_plus else zero for h in range(hmm.num_states)}
 
 
 def structured_case(vocab: int) -> dict[str, Any]:
@@ -455,20 +515,27 @@ def _equal(hmm: SymbolicHMM, lhs: Any, rhs: Any) -> bool:
     """True iff ``lhs - rhs`` is the zero rational function (componentwise for vectors)."""
     if not isinstance(lhs, tuple):
         lhs, rhs = (lhs,), (rhs,)
-    return len(lhs) == len(rhs) and all((hmm.frac(a) - hmm.frac(b)).is_zero() for a, b in zip(lhs, rhs))
+    return len(lhs) == len(rhs) and all((hmm.frac(a) - hmm.frac(b)).is_zero()
+                                        for a, b in zip(lhs, rhs))
 
 
 def _result(name: str, statement: str, sizes: dict, checked: int, what: str,
-            failure: dict | None, **checks: bool) -> dict[str, Any]:
+            failure: dict | None, r_x: dict | None = None, **checks: bool) -> dict[str, Any]:
     """The plain result dict; ``holds`` is the conjunction of the identity and side checks."""
     holds = failure is None and all(checks.values())
     return {"name": name, "statement": statement, "holds": holds, "sizes": sizes,
             "sequences_checked": checked, "what": what, "failure": failure,
-            "checks": {"identity": failure is None, **checks}}
+            "checks": {"identity": failure is None, **checks}, "r_x": r_x}
 
 
 def _r_positive(parts: Iterable[tuple[Any, Any]]) -> bool:
     return all(nonnegative_polynomial(num) and nonnegative_polynomial(den) for num, den in parts)
+
+
+def _r_example(formula: str, num: Any, den: Any) -> dict[str, str]:
+    """``r_x`` for ``x = (0,)`` in the entries of ``A, W, pi0, u`` (column constraints not yet
+    substituted, so every coefficient shows as nonnegative)."""
+    return {"formula": formula, "x": "[0]", "value": f"({num.as_expr()}) / ({den.as_expr()})"}
 
 
 def prop_3_4(hidden: int = 2, vocab: int = 2, length: int = 3, *,
@@ -535,7 +602,10 @@ def claim_a1(hidden: int = 2, vocab: int = 2, length: int = 3, *, steps: Sequenc
             "wherever all entries are positive")
     return _result("claim-A.1", "Claim A.1: P[H_i | X_{i+1:T+i} = x] = r_x D P[H_0 | X_{1:T} = x]",
                    {"hidden": hidden, "vocab": vocab, "length": length, "steps": list(steps)},
-                   checked, what, failure, r_x_positive=positive)
+                   checked, what, failure, r_x_positive=positive, r_x=_r_example(
+                       f"Pr(X_{{1:T}}=x) / Pr(X_{{{steps[0] + 1}:T+{steps[0]}}}=x)",
+                       sequence_probability(free, (0,)),
+                       sequence_probability(free, (0,), steps[0])))
 
 
 def lemma_b2(hidden: int = 2, vocab: int = 2, length: int = 3, *,
@@ -560,25 +630,37 @@ def lemma_b2(hidden: int = 2, vocab: int = 2, length: int = 3, *,
             break
     positive = _r_positive(_lemma_b2_r(free, x) for x in sequences(vocab, length))
     what = ("P[H_2 | Xhat_1=ztilde, Xhat_{3:T+2}=x] (brute force, prompt u symbolic) = r_x "
-            "diag(1/P[H_0]) (c ⊙ P[H_0 | X_{1:T}=x]), c = A(u ⊙ P[H_1]) = P[Xhat_1=ztilde, H_2], "
+            "diag(1/P[H_0]) (c ⊙ P[H_0 | X_{1:T}=x]), c = A(u ⊙ P[H_1]) = "
+            "P[Xhat_1=ztilde, H_2], "
             "r_x = Pr(X_{1:T}=x) / Pr(Xhat_1=ztilde, Xhat_{3:T+2}=x) (= Pr(X_{1:T}=x) / "
             "(c . P[X_{1:T}=x | H_0])), every x of length 1..T; r_x's numerator and denominator "
             "have nonnegative coefficients in the unconstrained entries of A, W, pi0, u")
     return _result("lemma-B.2", "Lemma B.2: P[H_2 | Xhat_1 = ztilde, Xhat_{3:T+2} = x] = "
                    "r_x diag(1/P[H_0]) (c ⊙ P[H_0 | X_{1:T} = x])",
                    {"hidden": hidden, "vocab": vocab, "length": length}, checked, what, failure,
-                   r_x_positive=positive)
+                   r_x_positive=positive, r_x=_r_example(
+                       "Pr(X_{1:T}=x) / Pr(Xhat_1=ztilde, Xhat_{3:T+2}=x)",
+                       *_lemma_b2_r(free, (0,))))
+
+
+def _head_identity(hmm: SymbolicHMM, M: dict[int, Vector], G: Vector, target: Vector,
+                   states: Iterable[int]) -> bool:
+    """``(M G)_h = target_h`` for every ``h`` in ``states``: with ``b = mu^T M`` and ``mu`` free on
+    ``states``, ``b . G - mu . target = sum_h mu_h ((M G)_h - target_h)`` vanishes identically
+    iff every coefficient does, so this proves the head identity for symbolic ``mu``."""
+    return all(_equal(hmm, _dot(M[h], G), target[h]) for h in states)
 
 
 def head_3_3(hidden: int = 2, vocab: int = 2, length: int = 3, *, head: RhsHook | None = None,
              rhs: RhsHook | None = None) -> dict[str, Any]:
     """Theorem 3.3's head: ``b = mu^T D^-1 W^+``, ``D = diag(P[H_1]/P[H_0])``, gives
-    ``b . G_1(x') = r_x mu . P[H_0 | X_{1:T} = x]``, ``r_x = Pr(X_{1:T}=x) / Pr(X_{2:T+1}=x)``.
+    ``b . G_1(x') = r_x mu . P[H_0 | X_{1:T} = x]``, ``r_x = Pr(X_{1:T}=x) / Pr(X_{2:T+1}=x)``,
+    for every ``mu`` in ``R^H``.
 
-    ``W^+`` is a left inverse (``W^-1`` when ``|X| = |H|``); ``mu`` symbolic. ``head(hmm)``
-    (default :func:`head_3_3_weights`) gives ``b``, shape ``(|X|,)``; ``rhs(hmm, x)`` (default
-    :func:`head_3_3_rhs`) the scalar right side. Raises :class:`InputError` if ``vocab < hidden``
-    (Assumption 3.1 cannot hold).
+    ``W^+`` is a left inverse (``W^-1`` when ``|X| = |H|``). ``head(hmm)`` (default
+    :func:`head_3_3_matrix`) gives ``M`` with ``b = mu^T M``; ``rhs(hmm, x)`` (default
+    :func:`head_3_3_rhs`) the coefficient vector of ``mu`` on the right, shape ``(|H|,)``.
+    Raises :class:`InputError` if ``vocab < hidden`` (Assumption 3.1 cannot hold).
     """
     check_sizes(hidden, vocab, length)
     if vocab < hidden:
@@ -586,32 +668,32 @@ def head_3_3(hidden: int = 2, vocab: int = 2, length: int = 3, *, head: RhsHook 
                          f"independent columns); got --hidden {hidden} --vocab {vocab}")
     hmm, free = symbolic_hmm(hidden, vocab), symbolic_hmm(hidden, vocab, constrained=False)
     w_plus = left_inverse(hmm, range(hidden))
-    inverse_ok = all(_equal(hmm, sum((w_plus[h][z] * hmm.frac(hmm.W[z][g]) for z in range(vocab)),
-                                     hmm.frac(0)), int(h == g))
+    inverse_ok = all(_equal(hmm, _dot(w_plus[h], [row[g] for row in hmm.W]), int(h == g))
                      for h in range(hidden) for g in range(hidden))
-    b = (head or head_3_3_weights)(hmm)
-    rhs = rhs or head_3_3_rhs
+    M, rhs = (head or head_3_3_matrix)(hmm), rhs or head_3_3_rhs
     checked, failure = 0, None
     for x in sequences(vocab, length):
-        lhs = _dot(b, gbar_path_sum(hmm, [hmm.empty] + _emb(hmm, x), 0))
+        G = gbar_path_sum(hmm, [hmm.empty] + _emb(hmm, x), 0)
         checked += 1
-        if not _equal(hmm, lhs, rhs(hmm, x)):
+        if not _head_identity(hmm, M, G, rhs(hmm, x), range(hidden)):
             failure = {"sequence": list(x)}
             break
     positive = _r_positive((sequence_probability(free, x), sequence_probability(free, x, 1))
                            for x in sequences(vocab, length))
     what = ("b = mu^T diag(P[H_1]/P[H_0])^-1 W^+ (W^+ W = I as rational functions) satisfies "
-            "b . Gbar_1(e(empty), e(x)) = r_x mu . P[H_0 | X_{1:T}=x] with r_x = Pr(X_{1:T}=x) / "
-            "Pr(X_{2:T+1}=x) > 0 (nonnegative-coefficient numerator and denominator), symbolic "
-            "mu, every x of length 1..T")
+            "b . Gbar_1(e(empty), e(x)) = r_x mu . P[H_0 | X_{1:T}=x] for every mu (checked "
+            "coefficient by coefficient in mu), r_x = Pr(X_{1:T}=x) / Pr(X_{2:T+1}=x) > 0 "
+            "(nonnegative-coefficient numerator and denominator), every x of length 1..T")
     return _result("head-3.3", "Theorem 3.3 head: b . G_1(x') = r_x mu . P[H_0 | X_{1:T} = x]",
                    {"hidden": hidden, "vocab": vocab, "length": length}, checked, what, failure,
-                   left_inverse=inverse_ok, r_x_positive=positive)
+                   left_inverse=inverse_ok, r_x_positive=positive, r_x=_r_example(
+                       "Pr(X_{1:T}=x) / Pr(X_{2:T+1}=x)", sequence_probability(free, (0,)),
+                       sequence_probability(free, (0,), 1)))
 
 
 def _indicator(hmm: SymbolicHMM, B: Sequence[int]) -> Vector:
     """``u = 1_B`` (proof of Theorem 3.6)."""
-    return tuple(hmm.ring(int(h in B)) for h in range(hmm.num_states))
+    return tuple(int(h in B) for h in range(hmm.num_states))
 
 
 def head_3_6(hidden: int = 2, vocab: int = 2, length: int = 3, *, rhs: RhsHook | None = None,
@@ -624,13 +706,13 @@ def head_3_6(hidden: int = 2, vocab: int = 2, length: int = 3, *, rhs: RhsHook |
        ``A, W, pi0, u, e(empty)``; left by the SPEC's ``tau_2`` path sum, right ``rhs(hmm, x)``
        (default :func:`gbar2_rhs`), shape ``(|X|,)``.
     2. On :func:`structured_case` (Assumption 3.5 with ``H*``, ``B``): with ``u = prompt(hmm, B)``
-       (default ``1_B``), ``supp(c) = H*`` and ``b = head(hmm, H*)`` (default
-       :func:`head_3_6_weights`), ``b . Gbar_2(ehat(x)) = r_x mu . P[H_0 | X_{1:T} = x]`` for
-       ``mu`` supported on ``mu_support`` (default ``H*``), ``r_x`` that of Lemma B.2.
+       (default ``1_B``), ``supp(c) = H*``, and ``b = mu^T M``, ``M = head(hmm, H*)`` (default
+       :func:`head_3_6_matrix`), gives ``b . Gbar_2(ehat(x)) = r_x mu . P[H_0 | X_{1:T} = x]``
+       for every ``mu`` supported on ``mu_support`` (default ``H*``), ``r_x`` that of Lemma B.2.
     """
     check_sizes(hidden, vocab, length)
     case = structured_case(vocab)
-    check_sizes(case["hidden"], vocab, length)
+    check_sizes(case["hidden"], vocab, length, structured=True)
     H_star, B = case["H_star"], case["B"]
     hmm = symbolic_hmm(hidden, vocab)
     rhs = rhs or gbar2_rhs
@@ -643,38 +725,45 @@ def head_3_6(hidden: int = 2, vocab: int = 2, length: int = 3, *, rhs: RhsHook |
             break
 
     zeros = [tuple(e) for e in case["A_zeros"]]
-    support = H_star if mu_support is None else mu_support
-    s_hmm = symbolic_hmm(case["hidden"], vocab, A_zeros=zeros, mu_support=support)
+    s_hmm = symbolic_hmm(case["hidden"], vocab, A_zeros=zeros)
     s_free = symbolic_hmm(case["hidden"], vocab, A_zeros=zeros, constrained=False)
     prompt = prompt or _indicator
     s_hmm = replace(s_hmm, u=tuple(s_hmm.ring(v) for v in prompt(s_hmm, B)))
     s_free = replace(s_free, u=tuple(s_free.ring(v) for v in prompt(s_free, B)))
     c, c_free = prompt_weight(s_hmm), prompt_weight(s_free)
-    support_ok = all((c[h] != 0) == (h in H_star) for h in range(case["hidden"])) and all(
+    support_ok = all(bool(c[h]) == (h in H_star) for h in range(case["hidden"])) and all(
         nonnegative_polynomial(c_free[h]) for h in H_star)
+    states = sorted(set(H_star if mu_support is None else mu_support))
     if failure is None:
-        b = (head or head_3_6_weights)(s_hmm, H_star)
-        for x in sequences(vocab, length):
-            lhs = _dot(b, gbar_path_sum(s_hmm, [s_hmm.u, s_hmm.empty] + _emb(s_hmm, x), 1))
-            num, den = _lemma_b2_r(s_hmm, x)
-            target = s_hmm.frac(num) / s_hmm.frac(den) * _dot(
-                [s_hmm.frac(m) for m in s_hmm.mu], start_posterior(s_hmm, x))
-            checked += 1
-            if not _equal(s_hmm, lhs, target):
-                failure = {"part": 2, "sequence": list(x)}
-                break
+        try:
+            M = (head or head_3_6_matrix)(s_hmm, H_star)
+            for x in sequences(vocab, length):
+                G = gbar_path_sum(s_hmm, [s_hmm.u, s_hmm.empty] + _emb(s_hmm, x), 1)
+                num, den = _lemma_b2_r(s_hmm, x)
+                target = tuple(RationalFunction([num], [den]) * p
+                               for p in start_posterior(s_hmm, x))
+                checked += 1
+                if not _head_identity(s_hmm, M, G, target, states):
+                    failure = {"part": 2, "sequence": list(x)}
+                    break
+        except ZeroDivisionError as exc:  # e.g. a prompt with c = 0 on H*
+            failure = {"part": 2, "error": str(exc)}
     positive = _r_positive(_lemma_b2_r(s_free, x) for x in sequences(vocab, length))
     what = ("(1) Gbar_2(u, e(empty), e(x)) (SPEC tau_2, symbolic u and e(empty)) = r_x W "
-            "diag(1/P[H_0]) (c ⊙ P[H_0 | X_{1:T}=x]), c = A(u ⊙ P[H_1]), every x of length 1..T; "
+            "diag(1/P[H_0]) (c ⊙ P[H_0 | X_{1:T}=x]), c = A(u ⊙ P[H_1]), every x of length "
+            "1..T; "
             f"(2) structured case |H| = {case['hidden']}, |X| = {vocab}, H* = {H_star}, B = {B}, "
-            f"A[h,0] = 0 for h not in H*: with u = 1_B, supp(c) = H* and b = mu^T "
+            "A[h,0] = 0 for h not in H*: with u = 1_B, supp(c) = H* and b = mu^T "
             "diag(P[H_0]/c)_{H*} W_{H*}^+ gives b . Gbar_2(ehat(x)) = r_x mu . P[H_0 | X_{1:T}=x] "
-            "for symbolic mu supported on H*, r_x = Pr(X_{1:T}=x) / Pr(Xhat_1=ztilde, "
-            "Xhat_{3:T+2}=x) > 0 (nonnegative-coefficient numerator and denominator)")
+            "for every mu supported on H* (coefficient by coefficient), r_x = Pr(X_{1:T}=x) / "
+            "Pr(Xhat_1=ztilde, Xhat_{3:T+2}=x) > 0 (nonnegative-coefficient numerator and "
+            "denominator)")
     return _result("head-3.6", "Theorem 3.6 head: Gbar_2(ehat(x)) = r_x W diag(1/P[H_0]) "
                    "(c ⊙ P[H_0 | x]) and b . Gbar_2(ehat(x)) = r_x mu . P[H_0 | x]",
                    {"hidden": hidden, "vocab": vocab, "length": length, "structured": case},
-                   checked, what, failure, support_of_c=support_ok, r_x_positive=positive)
+                   checked, what, failure, support_of_c=support_ok, r_x_positive=positive,
+                   r_x=_r_example("Pr(X_{1:T}=x) / Pr(Xhat_1=ztilde, Xhat_{3:T+2}=x), u = 1_B",
+                                  *_lemma_b2_r(s_free, (0,))))
 
 
 PROVERS: dict[str, Callable[..., dict[str, Any]]] = {
@@ -695,6 +784,10 @@ def prove_all(hidden: int = 2, vocab: int = 2, length: int = 3,
         raise InputError(f"symbolic: unknown statement {unknown[0]!r}; choose from "
                          f"{', '.join(STATEMENTS)}")
     check_sizes(hidden, vocab, length)
+    if "head-3.6" in names:
+        check_sizes(structured_case(vocab)["hidden"], vocab, length, structured=True)
     if "head-3.3" in names and vocab < hidden:
-        PROVERS["head-3.3"](hidden, vocab, length)  # raises the one-line InputError
+        raise InputError(f"head-3.3: Theorem 3.3 needs |X| >= |H| (Assumption 3.1, W with "
+                         f"independent columns); got --hidden {hidden} --vocab {vocab}; "
+                         "raise --vocab or leave out head-3.3")
     return [PROVERS[n](hidden, vocab, length) for n in names]
