@@ -37,24 +37,29 @@ class _OneLineParser(argparse.ArgumentParser):
         raise InputError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; with ``only``, the named subcommand's module alone is imported (the
+    others stay placeholders), so that ``verify posterior`` does not pay for torch or sympy."""
     parser = _OneLineParser(prog="verify", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     for name, module_name in SUBCOMMANDS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:
-                continue  # subcommand not built yet
-            raise
-        module.add_parser(sub)
+        if only is not None and name != only:
+            sub.add_parser(name)
+            continue
+        importlib.import_module(module_name).add_parser(sub)
     return parser
+
+
+def _requested(argv: list[str]) -> str | None:
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in SUBCOMMANDS else None
 
 
 def main(argv: list[str] | None = None) -> int:
     debug = bool(os.environ.get("HEADPROMPT_DEBUG"))
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(_requested(argv)).parse_args(argv)
         return int(args.run(args))
     except InputError as exc:
         if debug:
