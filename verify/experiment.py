@@ -11,16 +11,19 @@ pretraining "was only done once for each hidden state size"). Accuracies are on 
 at the last step (no early stopping); the 95% intervals are Student-t over trials, clipped to
 [0, 1] (a point when there is one trial).
 
-Scales (measured wall-clock on this project's 2-core CPU machine, default torch threads):
-- ``tiny``: two settings per figure, small model and data; about a minute per figure (CI).
-- ``cpu``: every setting of the paper with a 2-layer, 64-wide MLM, 32-token tasks and 5 / 3
-  trials; about 20 minutes for ``fig3-left`` and 15 for ``fig3-right`` (see the report in the
-  issue's closing note for measured numbers).
-The CLI runs ``tiny`` and ``cpu`` on one intra-op thread unless ``OMP_NUM_THREADS`` is set: these
-models are too small to gain from a second thread, and on a shared machine a busy second core
-made a multi-threaded run five times slower.
+Scales (wall-clock measured on this project's 2-core CPU machine, one torch thread, while other
+jobs kept the load average near 3.5; an idle machine should take about half):
+- ``tiny``: two settings per figure, small model and data; 29 s for each figure on an idle
+  machine (33 s and 62 s under load; CI runs both).
+- ``cpu``: every setting of the paper with a 2-layer, 64-wide MLM (1024 pretraining steps of
+  32 x 64 tokens, 25% masking), 32-token tasks with 2000/250/500 examples, 5 / 3 trials;
+  measured 24.4 min for ``fig3-left`` (half of it MLM prompt tuning, most of the rest
+  pretraining) and 17.0 min for ``fig3-right``, both running at the same time.
 - ``paper``: Appendix D's sizes (BERT-base width, 6 layers, 5000 documents of 10240 tokens,
   128-token tasks, 5000/500/1000 examples, 20 / 5 trials); meant for a GPU.
+The CLI runs ``tiny`` and ``cpu`` on one intra-op thread unless ``OMP_NUM_THREADS`` is set: these
+models are too small to gain from a second thread, and on a shared machine a busy second core
+made a multi-threaded run five to ten times slower.
 
 Outputs in ``out``: ``results.csv`` (one row per trial, model and method), ``summary.json``
 (SPEC section 4) and ``fig3-left.png`` or ``fig3-right.png``.
