@@ -47,7 +47,7 @@ from .sampling import sample
 
 __all__ = ["TaskConfig", "TuneConfig", "DownstreamTask", "sparse_ground_truth", "make_task",
            "task_labels", "ExactBackbone", "MLMBackbone", "LinearHead", "AttentionHead",
-           "tune", "METHODS", "SPLITS"]
+           "tune", "backbone_tokens", "METHODS", "SPLITS"]
 
 SPLITS = ("train", "val", "test")
 METHODS = ("head", "prompt", "attention")
