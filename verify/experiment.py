@@ -17,8 +17,8 @@ jobs kept the load average near 3.5; an idle machine should take about half):
   machine (33 s and 62 s under load; CI runs both).
 - ``cpu``: every setting of the paper with a 2-layer, 64-wide MLM (1024 pretraining steps of
   32 x 64 tokens, 25% masking), 32-token tasks with 2000/250/500 examples, 5 / 3 trials;
-  ``fig3-right`` took 6.7 min on an idle machine (17.0 min under load), ``fig3-left`` 24.4 min
-  under load (half of it MLM prompt tuning, most of the rest pretraining).
+  on an idle machine ``fig3-left`` took 11.1 min and ``fig3-right`` 6.7 min (24.4 and 17.0
+  under load; in ``fig3-left`` about half is MLM prompt tuning, most of the rest pretraining).
 - ``paper``: Appendix D's sizes (BERT-base width, 6 layers, 5000 documents of 10240 tokens,
   128-token tasks, 5000/500/1000 examples, 20 / 5 trials); meant for a GPU.
 The CLI runs ``tiny`` and ``cpu`` on one intra-op thread unless ``OMP_NUM_THREADS`` is set: these
