@@ -12,13 +12,22 @@ from .hmm import HMM, MemoryHMM
 
 __all__ = ["sample", "sample_categorical_columns"]
 
+_CHUNK_ENTRIES = 1 << 22          # work arrays of at most ~4M entries (32 MB)
+
 
 def sample_categorical_columns(matrix: np.ndarray, columns: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """For each entry ``c`` of ``columns`` (``[n]``), draw a row index from ``matrix[:, c]``
     (a column-stochastic float matrix). Returns ``int64 [n]``."""
-    cum = np.cumsum(matrix, axis=0)[:, columns]               # [rows, n]
-    u = rng.random(len(columns)) * cum[-1]                     # guard against sums 1 - eps
-    return np.minimum((u[None, :] >= cum).sum(axis=0), matrix.shape[0] - 1).astype(np.int64)
+    cum_all = np.cumsum(matrix, axis=0)
+    u_all = rng.random(len(columns))
+    out = np.empty(len(columns), dtype=np.int64)
+    chunk = max(1, _CHUNK_ENTRIES // matrix.shape[0])        # bounded memory for long documents
+    for start in range(0, len(columns), chunk):
+        cols = columns[start:start + chunk]
+        cum = cum_all[:, cols]                                 # [rows, chunk]
+        u = u_all[start:start + chunk] * cum[-1]               # guard against sums 1 - eps
+        out[start:start + chunk] = np.minimum((u[None, :] >= cum).sum(axis=0), matrix.shape[0] - 1)
+    return out
 
 
 def sample(model: HMM | MemoryHMM, num_sequences: int, length: int, *, rng: np.random.Generator):
