@@ -1,0 +1,17 @@
+"""Test-wide settings: a fresh model cache per test session, so no test reuses a checkpoint
+trained outside it (CI then measures a clean run)."""
+
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fresh_model_cache(tmp_path_factory):
+    old = os.environ.get("HEADPROMPT_CACHE")
+    os.environ["HEADPROMPT_CACHE"] = str(tmp_path_factory.mktemp("headprompt-cache"))
+    yield
+    if old is None:
+        os.environ.pop("HEADPROMPT_CACHE", None)
+    else:
+        os.environ["HEADPROMPT_CACHE"] = old
