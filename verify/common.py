@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from models.exceptions import SequenceError
+from models.exceptions import InputError, InstanceFileError, SequenceError
 
-__all__ = ["parse_sequence", "MODES"]
+__all__ = ["parse_sequence", "MODES", "load_task_instance"]
 
 MODES = ("exact", "certified", "float")
 
@@ -30,3 +30,22 @@ def parse_sequence(text: str, num_tokens: int) -> list[int]:
                                 f"0..{num_tokens - 1}")
         tokens.append(z)
     return tokens
+
+
+def load_task_instance(path: str, theorem_id: str, *, memory: bool):
+    """An exact instance file for a theorem: the right kind (vanilla or memory HMM) with a task.
+
+    Raises:
+        InputError: the wrong kind for the theorem; InstanceFileError: no ``mu``.
+    """
+    from models.hmm import HMM, MemoryHMM
+    from models.instances import load_instance
+
+    model = load_instance(path, exact=True)
+    if not isinstance(model, MemoryHMM if memory else HMM):
+        found, other = ("hmm", "3.3 or 3.6") if memory else ("memory-hmm", "4.3, 4.6 or C.6")
+        raise InputError(f"{path}: Theorem {theorem_id} is about {'memory-augmented' if memory else 'vanilla'} "
+                         f"HMMs, found kind {found!r} (use theorem {other})")
+    if model.mu is None:
+        raise InstanceFileError(f"{path}: the instance has no task vector \"mu\"; add one to check a theorem")
+    return model

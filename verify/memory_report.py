@@ -3,7 +3,6 @@ counterexample`` for memory-augmented HMMs (SPEC section 4)."""
 
 from __future__ import annotations
 
-import sys
 from fractions import Fraction
 
 import numpy as np
@@ -14,13 +13,15 @@ from models import inference_exact as ie
 from models.exceptions import InputError, InstanceFileError
 from models.generators import stationary_distribution
 from models.hmm import MemoryHMM
-from models.instances import load_instance, read_json, save_instance
+from models.instances import read_json, save_instance
 from models.rational import fraction_array, format_array
 from models.sampling import sample
 
 from . import memory_assumptions as masm
 from . import sequences as seqs
 from .memory_check import check_sequences, cross_check, identity_check
+from .render import progress_bar
+from .common import load_task_instance
 
 __all__ = ["theorem", "render", "counterexample", "generate_instance", "read_witness",
            "break_nondegeneracy", "sequence_set"]
@@ -205,12 +206,7 @@ def _sizes(args, tid: str) -> tuple[int, int, int]:
 def load_or_generate(args, tid: str) -> tuple[MemoryHMM, dict]:
     """The instance to check and the ``instance`` block of the report."""
     if args.hmm:
-        model = load_instance(args.hmm, exact=True)
-        if not isinstance(model, MemoryHMM):
-            raise InputError(f"{args.hmm}: Theorem {tid} is about memory-augmented HMMs, found kind 'hmm' "
-                             "(use theorem 3.3 or 3.6)")
-        if model.mu is None:
-            raise InstanceFileError(f"{args.hmm}: the instance has no task vector \"mu\"; add one to check a theorem")
+        model = load_task_instance(args.hmm, tid, memory=True)
         if tid == "4.6" and model.cells != 1:
             raise InputError(f"{args.hmm}: Theorem 4.6 is about one memory cell; the instance has "
                              f"{model.cells} (use C.6)")
@@ -284,15 +280,6 @@ def sequence_set(args, model: MemoryHMM, extra=()) -> tuple[list[tuple[int, ...]
 
 
 # ---------------------------------------------------------------- the report
-
-def _progress(total: int, label: str):
-    if not sys.stderr.isatty():
-        return None, None
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, desc=label, file=sys.stderr, leave=False, unit="seq")
-    return bar, bar.update
-
 
 def _verify_evidence(model: MemoryHMM, evidence: list, memory_subset) -> bool:
     """Recheck each singleton certificate exactly from the instance."""
@@ -373,7 +360,7 @@ def theorem(args) -> dict:
         report["identity"] = identity_check(model, witness, H_star)
         extra = [instance["tie_sequence"]] if instance.get("tie_sequence") else []
         sequences, how, length = sequence_set(args, model, extra)
-        bar, tick = _progress(len(sequences), f"checking Theorem {tid}")
+        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}")
         res = check_sequences(model, witness, H_star, sequences, mode=args.mode, progress=tick)
         if bar is not None:
             bar.close()

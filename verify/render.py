@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["emit_json", "console"]
+__all__ = ["emit_json", "console", "print_header", "progress_bar"]
 
 
 def emit_json(result: dict[str, Any]) -> None:
@@ -59,3 +59,15 @@ def print_header(out, result: dict[str, Any]) -> None:
     for name, a in result["assumptions"].items():
         table.add_row(name, "yes" if a["holds"] else "[red]no[/red]", a["why"])
     out.print(table)
+
+
+def progress_bar(total: int, label: str):
+    """``(bar, tick)``: a tqdm bar on stderr when it is a terminal, else ``(None, None)``."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None, None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=label, file=sys.stderr, leave=False, unit="seq")
+    return bar, bar.update

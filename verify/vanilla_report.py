@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import sys
 
 import numpy as np
 
@@ -12,13 +11,15 @@ from constructions.vanilla import (ConstructionError, LinearHeadWitness, PromptW
 from models.exceptions import InputError, InstanceFileError
 from models.generators import full_rank_hmm, prompt_friendly_hmm
 from models.hmm import HMM
-from models.instances import load_instance, read_json, save_instance
+from models.instances import read_json, save_instance
 from models.rational import fraction_array, format_array, format_fraction
 
 from . import assumptions as asm
 from . import sequences as seqs
 from .certificates import check_no_linear_head_certificate, find_no_linear_head_certificate
 from .vanilla import check_sequences, decide_direct, identity_check
+from .render import progress_bar
+from .common import load_task_instance
 
 __all__ = ["theorem", "load_or_generate", "read_witness", "render", "counterexample_for"]
 
@@ -28,12 +29,7 @@ CROSS_CHECKS = 30
 def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
     """The instance to check, and the ``instance`` block of the report."""
     if args.hmm:
-        model = load_instance(args.hmm, exact=True)
-        if not isinstance(model, HMM):
-            raise InputError(f"{args.hmm}: Theorem {theorem_id} is about vanilla HMMs, found kind "
-                             "'memory-hmm' (use theorem 4.3, 4.6 or C.6)")
-        if model.mu is None:
-            raise InstanceFileError(f"{args.hmm}: the instance has no task vector \"mu\"; add one to check a theorem")
+        model = load_task_instance(args.hmm, theorem_id, memory=False)
         return model, {"hidden": model.num_states, "vocab": model.num_tokens, "seed": args.seed,
                        "source": args.hmm}
     hidden = 25 if args.hidden is None else args.hidden
@@ -87,16 +83,6 @@ def _sequence_set(args, hmm: HMM):
     pool = seqs.sampled(hmm, args.samples, length, rng=rng) if args.samples else []
     adv = seqs.adversarial(hmm, 200, length, rng=rng)
     return list(dict.fromkeys(pool + adv)), "sampled", length
-
-
-def _progress(total: int, label: str):
-    """A tqdm bar on stderr when it is a terminal; otherwise a no-op."""
-    if not sys.stderr.isatty():
-        return None, lambda: None
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, desc=label, file=sys.stderr, leave=False, unit="seq")
-    return bar, bar.update
 
 
 def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0,
@@ -170,7 +156,7 @@ def theorem(args) -> dict:
         if lam is not None:
             report["identity"]["lambda"] = format_fraction(lam)
         sequences, how, length = _sequence_set(args, hmm)
-        bar, tick = _progress(len(sequences), f"checking Theorem {tid}")
+        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}")
         res = check_sequences(hmm, tid, witness.b, u, sequences, mode=args.mode, lam=lam, progress=tick)
         if bar is not None:
             bar.close()
