@@ -22,9 +22,8 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
-from models.mlm import MLM, autocast_context, mask_tokens, resolve_device
+from models.mlm import MLM, batch_loss, mask_tokens, resolve_device
 
 __all__ = ["matmul_peak", "flops_per_token", "measure", "main"]
 
@@ -69,10 +68,7 @@ def measure(model_config, batch_size: int, *, steps: int, device: torch.device, 
 
     def step() -> None:
         inputs, targets = mask_tokens(data, 0.05, model_config.mask_id, gen)
-        with autocast_context(device):
-            logits = model(inputs)                                           # [B, T, X]
-        loss = F.cross_entropy(logits.float().view(-1, model_config.num_tokens), targets.view(-1),
-                               ignore_index=-100)
+        loss = batch_loss(model, inputs, targets)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

@@ -39,7 +39,7 @@ import torch.nn.functional as F
 from .exceptions import InputError
 from .inference_torch import resolve_device
 
-__all__ = ["MLMConfig", "PretrainConfig", "MLM", "resolve_device", "autocast_context",
+__all__ = ["MLMConfig", "PretrainConfig", "MLM", "resolve_device", "autocast_context", "batch_loss",
            "learning_rate_at", "mask_tokens", "sample_documents", "pretrain", "cache_dir",
            "cache_key", "load_or_pretrain", "masked_predictions", "masked_lm_loss",
            "unigram_entropy"]
@@ -217,6 +217,16 @@ def unigram_entropy(tokens: np.ndarray, num_tokens: int) -> float:
     return float(-(p * np.log(p)).sum())
 
 
+def batch_loss(model: MLM, inputs: torch.Tensor, targets: torch.Tensor, *,
+               reduction: str = "mean") -> torch.Tensor:
+    """Cross-entropy of ``model(inputs)`` at the masked positions (``targets != -100``), in
+    float32 even under autocast. ``inputs``, ``targets``: ``[B, T]``."""
+    with autocast_context(inputs.device):
+        logits = model(inputs)                                            # [B, T, X]
+    return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.view(-1),
+                           ignore_index=-100, reduction=reduction)
+
+
 @torch.no_grad()
 def masked_lm_loss(model: MLM, chunks: torch.Tensor, mask_rate: float, *, seed: int,
                    batch_size: int = 64) -> float:
@@ -229,10 +239,7 @@ def masked_lm_loss(model: MLM, chunks: torch.Tensor, mask_rate: float, *, seed: 
     for start in range(0, len(chunks), batch_size):
         inputs, targets = mask_tokens(chunks[start:start + batch_size].to(device), mask_rate,
                                       model.config.mask_id, gen)
-        with autocast_context(device):
-            logits = model(inputs)
-        loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.view(-1),
-                               ignore_index=-100, reduction="sum")
+        loss = batch_loss(model, inputs, targets, reduction="sum")
         total, count = total + float(loss), count + int((targets != -100).sum())
     return total / max(count, 1)
 
@@ -304,10 +311,7 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
             inputs, targets = mask_tokens(batch, pc.mask_rate, mc.mask_id, mask_gen)
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate_at(step, total, pc.warmup_steps, pc.learning_rate)
-            with autocast_context(device):
-                logits = model(inputs)                                        # [B, T, X]
-            loss = F.cross_entropy(logits.float().view(-1, mc.num_tokens), targets.view(-1),
-                                   ignore_index=-100)
+            loss = batch_loss(model, inputs, targets)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -6,7 +6,7 @@ import re
 
 from models.exceptions import InputError, InstanceFileError, SequenceError
 
-__all__ = ["parse_sequence", "MODES", "load_task_instance"]
+__all__ = ["parse_sequence", "MODES", "load_task_instance", "settle_verdict"]
 
 MODES = ("exact", "certified", "float")
 
@@ -49,3 +49,19 @@ def load_task_instance(path: str, theorem_id: str, *, memory: bool):
     if model.mu is None:
         raise InstanceFileError(f"{path}: the instance has no task vector \"mu\"; add one to check a theorem")
     return model
+
+
+def settle_verdict(report: dict, *, witness_given: bool, failed: dict, construction_error: str | None) -> dict:
+    """Set ``report["verdict"]`` (SPEC section 4) and return the failed assumptions.
+
+    A user's witness is judged alone (``verified`` or ``refuted``); otherwise a failed
+    assumption or a construction that could not be built gives ``assumptions-fail`` (the
+    construction error then counts as the failure when no assumption check failed)."""
+    if witness_given or not (failed or construction_error):
+        report["verdict"] = "refuted" if report["counterexample"] else "verified"
+        return failed
+    report["verdict"] = "assumptions-fail"
+    if construction_error and not failed:
+        failed = {"construction": {"holds": False, "why": construction_error}}
+    report["failed"] = sorted(failed)
+    return failed

@@ -21,7 +21,7 @@ from . import memory_assumptions as masm
 from . import sequences as seqs
 from .memory_check import check_sequences, cross_check, identity_check
 from .render import progress_bar
-from .common import load_task_instance
+from .common import load_task_instance, settle_verdict
 
 __all__ = ["theorem", "render", "counterexample", "generate_instance", "read_witness",
            "break_nondegeneracy", "sequence_set"]
@@ -378,16 +378,10 @@ def theorem(args) -> dict:
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
                                         "expected": d.expected, "got": d.got,
                                         "attended": list(d.attended), "Z": list(d.Z)}
-    if args.witness:
-        report["verdict"] = "refuted" if report["counterexample"] else "verified"
-    elif failed or construction_error:
-        report["verdict"] = "assumptions-fail"
-        if construction_error and not failed:
-            failed = {"construction": {"holds": False, "why": construction_error}}
-        report["failed"] = sorted(failed)
+    failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
+                            construction_error=construction_error)
+    if report["verdict"] == "assumptions-fail":
         report["counterexample"] = _assumption_counterexample(model, tid, failed)
-    else:
-        report["verdict"] = "refuted" if report["counterexample"] else "verified"
     if args.out:
         wd = None
         if witness is not None:

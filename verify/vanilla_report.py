@@ -19,7 +19,7 @@ from . import sequences as seqs
 from .certificates import check_no_linear_head_certificate, find_no_linear_head_certificate
 from .vanilla import check_sequences, decide_direct, identity_check
 from .render import progress_bar
-from .common import load_task_instance
+from .common import load_task_instance, settle_verdict
 
 __all__ = ["theorem", "load_or_generate", "read_witness", "render", "counterexample_for"]
 
@@ -171,21 +171,15 @@ def theorem(args) -> dict:
             d = res.first_disagreement
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
                                         "expected": d.expected, "got": d.got}
-    if args.witness:
-        report["verdict"] = "refuted" if report["counterexample"] else "verified"
-    elif failed or construction_error:
-        report["verdict"] = "assumptions-fail"
-        if construction_error and not failed:
-            failed = {"construction": {"holds": False, "why": construction_error}}
-        report["failed"] = sorted(failed)
+    failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
+                            construction_error=construction_error)
+    if report["verdict"] == "assumptions-fail":
         evidence = counterexample_for(hmm, tid, failed, seed=args.seed, construction_error=construction_error)
         report["counterexample"] = report["counterexample"] or evidence
         if report["counterexample"] is not evidence and evidence is not None:
             report["assumption_evidence"] = evidence
         if construction_error:
             report["construction"] = construction_error
-    else:
-        report["verdict"] = "refuted" if report["counterexample"] else "verified"
     if args.out:
         save_instance(hmm, args.out, witness=None if witness is None else witness.as_dict(),
                       meta={"theorem": tid, "instance": instance})
