@@ -23,11 +23,11 @@ import time
 import numpy as np
 import torch
 
-from models import inference_exact as ie
-from models import inference_float as iff
-from models import inference_torch as it
-from models.generators import appendix_d_hmm
-from models.sampling import sample
+from headprompt.models import inference_exact as ie
+from headprompt.models import inference_float as iff
+from headprompt.models import inference_torch as it
+from headprompt.models.generators import appendix_d_hmm
+from headprompt.models.sampling import sample
 
 
 def _rate(fn, count: int, repeat: int) -> float:

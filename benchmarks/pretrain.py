@@ -23,7 +23,7 @@ import time
 
 import torch
 
-from models.mlm import MLM, batch_loss, mask_tokens, resolve_device
+from headprompt.models.mlm import MLM, batch_loss, mask_tokens, resolve_device
 
 __all__ = ["matmul_peak", "flops_per_token", "measure", "main"]
 
@@ -89,7 +89,7 @@ def measure(model_config, batch_size: int, *, steps: int, device: torch.device, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from verify.experiment import SCALES
+    from headprompt.verify.experiment import SCALES
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.pretrain", description=__doc__.splitlines()[0])
     parser.add_argument("--scale", choices=sorted(SCALES), default="cpu")

@@ -66,7 +66,7 @@ from typing import Sequence
 
 import numpy as np
 
-from models.hmm import MemoryHMM
+from ..models.hmm import MemoryHMM
 
 from .linalg import left_inverse, rank, to_fmpq_mat
 from .vanilla import ConstructionError

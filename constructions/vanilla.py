@@ -20,8 +20,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from models.exceptions import HeadpromptError
-from models.hmm import HMM
+from ..models.exceptions import HeadpromptError
+from ..models.hmm import HMM
 
 from .linalg import left_inverse, rank
 

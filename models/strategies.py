@@ -3,7 +3,7 @@
 Every option is keyword-only and accepts a value or a strategy::
 
     from hypothesis import given
-    from models.strategies import hmms
+    from .strategies import hmms
 
     @given(hmms(num_states=st.integers(2, 4), num_tokens=2, sparsity=0.3))
     def test_something(hmm): ...

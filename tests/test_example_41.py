@@ -5,10 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from constructions.memory import theorem_43_witness
-from verify.memory_check import check_sequences
+from headprompt.constructions.memory import theorem_43_witness
+from headprompt.verify.memory_check import check_sequences
 
-from . import oracle
+from tests import oracle
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "example_41.py"
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from constructions.linalg import nullspace_vector, rank
-from constructions.vanilla import find_essential_sets
-from models.hmm import HMM
-from models.rational import format_fraction
+from ..constructions.linalg import nullspace_vector, rank
+from ..constructions.vanilla import find_essential_sets
+from ..models.hmm import HMM
+from ..models.rational import format_fraction
 
 __all__ = ["check_31", "check_32", "check_35", "support_graph_period", "reachable"]
 

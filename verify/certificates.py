@@ -20,10 +20,10 @@ from typing import Sequence
 import numpy as np
 from scipy.optimize import linprog
 
-from constructions.linalg import from_fmpq_mat, to_fmpq_mat
-from models import inference_exact as ie
-from models.hmm import HMM
-from models.rational import format_fraction
+from ..constructions.linalg import from_fmpq_mat, to_fmpq_mat
+from ..models import inference_exact as ie
+from ..models.hmm import HMM
+from ..models.rational import format_fraction
 
 __all__ = ["features_and_labels", "find_no_linear_head_certificate", "check_no_linear_head_certificate"]
 

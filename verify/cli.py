@@ -13,18 +13,18 @@ import importlib
 import os
 import sys
 
-from models.exceptions import InputError
+from ..models.exceptions import InputError
 
 __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 
 # subcommand name -> module under verify/
 SUBCOMMANDS = {
-    "theorem": "verify.cmd_theorem",
-    "assumptions": "verify.cmd_assumptions",
-    "counterexample": "verify.cmd_counterexample",
-    "posterior": "verify.cmd_posterior",
-    "experiment": "verify.cmd_experiment",
-    "symbolic": "verify.cmd_symbolic",
+    "theorem": ".cmd_theorem",
+    "assumptions": ".cmd_assumptions",
+    "counterexample": ".cmd_counterexample",
+    "posterior": ".cmd_posterior",
+    "experiment": ".cmd_experiment",
+    "symbolic": ".cmd_symbolic",
 }
 
 EXIT_VERIFIED, EXIT_REFUTED, EXIT_USAGE, EXIT_ASSUMPTION = 0, 1, 2, 3
@@ -46,7 +46,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is not None and name != only:
             sub.add_parser(name)
             continue
-        importlib.import_module(module_name).add_parser(sub)
+        importlib.import_module(module_name, __package__).add_parser(sub)
     return parser
 
 

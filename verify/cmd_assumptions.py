@@ -5,9 +5,9 @@ Exit 0 when all hold, 3 when one fails (the report says which and why), 2 on bad
 
 from __future__ import annotations
 
-from models.exceptions import InputError
-from models.hmm import HMM
-from models.instances import load_instance
+from ..models.exceptions import InputError
+from ..models.hmm import HMM
+from ..models.instances import load_instance
 
 from . import assumptions as asm
 from .cmd_theorem import THEOREMS

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.exceptions import InputError
-from models.generators import prompt_friendly_hmm, task_with_tie
-from models.hmm import HMM
-from models.instances import save_instance
-from models.rational import round_to_denominator
+from ..models.exceptions import InputError
+from ..models.generators import prompt_friendly_hmm, task_with_tie
+from ..models.hmm import HMM
+from ..models.instances import save_instance
+from ..models.rational import round_to_denominator
 
 from .cmd_assumptions import vanilla_assumptions
 from .cmd_theorem import THEOREMS, add_instance_options, check_common

@@ -17,7 +17,7 @@ NAME = "experiment"
 
 
 def _positive(text: str) -> int:
-    from models.exceptions import InputError
+    from ..models.exceptions import InputError
 
     try:
         value = int(text)
@@ -29,7 +29,7 @@ def _positive(text: str) -> int:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from verify.experiment import EXPERIMENTS, SCALES
+    from .experiment import EXPERIMENTS, SCALES
 
     p = subparsers.add_parser(NAME, help="Figure 3: MLM vs exact G, head vs prompt vs attention tuning",
                               description=__doc__.splitlines()[0])
@@ -47,9 +47,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from models.mlm import resolve_device
-    from verify.experiment import run_experiment
-    from verify.render import console, emit_json
+    from ..models.mlm import resolve_device
+    from .experiment import run_experiment
+    from .render import console, emit_json
 
     device = resolve_device(args.device)
     t0 = time.perf_counter()

@@ -10,11 +10,11 @@ import sys
 
 import numpy as np
 
-from models import inference_exact as ie
-from models import inference_float as iff
-from models.hmm import HMM
-from models.instances import load_instance
-from models.rational import format_array
+from ..models import inference_exact as ie
+from ..models import inference_float as iff
+from ..models.hmm import HMM
+from ..models.instances import load_instance
+from ..models.rational import format_array
 
 from .common import parse_sequence
 from .render import console, emit_json

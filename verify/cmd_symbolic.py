@@ -11,8 +11,8 @@ import argparse
 import time
 from typing import Any
 
-from verify.render import console, emit_json
-from verify.symbolic import MAX_SIZE, STATEMENTS, prove_all
+from .render import console, emit_json
+from .symbolic import MAX_SIZE, STATEMENTS, prove_all
 
 __all__ = ["add_parser", "run"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from models.exceptions import InputError
+from ..models.exceptions import InputError
 
 from . import vanilla_report
 from .render import emit_json

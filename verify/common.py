@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from models.exceptions import InputError, InstanceFileError, SequenceError
+from ..models.exceptions import InputError, InstanceFileError, SequenceError
 
 __all__ = ["parse_sequence", "MODES", "load_task_instance", "settle_verdict"]
 
@@ -38,8 +38,8 @@ def load_task_instance(path: str, theorem_id: str, *, memory: bool):
     Raises:
         InputError: the wrong kind for the theorem; InstanceFileError: no ``mu``.
     """
-    from models.hmm import HMM, MemoryHMM
-    from models.instances import load_instance
+    from ..models.hmm import HMM, MemoryHMM
+    from ..models.instances import load_instance
 
     model = load_instance(path, exact=True)
     if not isinstance(model, MemoryHMM if memory else HMM):

@@ -40,11 +40,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from models.exceptions import InputError
-from models.generators import appendix_d_hmm, appendix_d_memory_hmm
-from models.mlm import MLMConfig, PretrainConfig, load_or_pretrain
-from models.sampling import sample
-from models.tuning import SPLITS, ExactBackbone, MLMBackbone, TaskConfig, TuneConfig, make_task, tune
+from ..models.exceptions import InputError
+from ..models.generators import appendix_d_hmm, appendix_d_memory_hmm
+from ..models.mlm import MLMConfig, PretrainConfig, load_or_pretrain
+from ..models.sampling import sample
+from ..models.tuning import SPLITS, ExactBackbone, MLMBackbone, TaskConfig, TuneConfig, make_task, tune
 
 __all__ = ["Scale", "SCALES", "EXPERIMENTS", "run_experiment", "summarize", "confidence_interval"]
 

@@ -36,12 +36,12 @@ from typing import Iterable, Sequence
 import flint
 import numpy as np
 
-from constructions.memory import AttentionWitness, attention
-from models import inference_exact as ie
-from models import inference_float as iff
-from models.exceptions import InputError
-from models.hmm import MemoryHMM
-from models.inference_exact import integer_hmm, scaled_integer_vector
+from ..constructions.memory import AttentionWitness, attention
+from ..models import inference_exact as ie
+from ..models import inference_float as iff
+from ..models.exceptions import InputError
+from ..models.hmm import MemoryHMM
+from ..models.inference_exact import integer_hmm, scaled_integer_vector
 
 __all__ = ["MemoryDecision", "MemoryCheckResult", "check_sequences", "region_positions",
            "decide_direct", "identity_check", "FLOAT_TIE_TOLERANCE"]

@@ -7,15 +7,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from constructions.memory import AttentionWitness, theorem_43_witness, theorem_c6_witness
-from constructions.vanilla import ConstructionError
-from models import inference_exact as ie
-from models.exceptions import InputError, InstanceFileError
-from models.generators import stationary_distribution
-from models.hmm import MemoryHMM
-from models.instances import read_json, save_instance
-from models.rational import fraction_array, format_array
-from models.sampling import sample
+from ..constructions.memory import AttentionWitness, theorem_43_witness, theorem_c6_witness
+from ..constructions.vanilla import ConstructionError
+from ..models import inference_exact as ie
+from ..models.exceptions import InputError, InstanceFileError
+from ..models.generators import stationary_distribution
+from ..models.hmm import MemoryHMM
+from ..models.instances import read_json, save_instance
+from ..models.rational import fraction_array, format_array
+from ..models.sampling import sample
 
 from . import memory_assumptions as masm
 from . import sequences as seqs
@@ -283,7 +283,7 @@ def sequence_set(args, model: MemoryHMM, extra=()) -> tuple[list[tuple[int, ...]
 
 def _verify_evidence(model: MemoryHMM, evidence: list, memory_subset) -> bool:
     """Recheck each singleton certificate exactly from the instance."""
-    from constructions.memory import relevant_columns
+    from ..constructions.memory import relevant_columns
 
     for e in evidence:
         U_labels, rest = relevant_columns(model, [e["s"]], memory_subset)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from models import inference_float as iff
-from models import inference_torch as it
-from models.hmm import HMM
-from models.sampling import sample
+from ..models import inference_float as iff
+from ..models import inference_torch as it
+from ..models.hmm import HMM
+from ..models.sampling import sample
 
 __all__ = ["optimize_prompt_and_head"]
 

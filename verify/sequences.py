@@ -7,10 +7,10 @@ import itertools
 
 import numpy as np
 
-from models import inference_float as iff
-from models.exceptions import InputError
-from models.hmm import HMM
-from models.sampling import sample
+from ..models import inference_float as iff
+from ..models.exceptions import InputError
+from ..models.hmm import HMM
+from ..models.sampling import sample
 
 __all__ = ["exhaustive", "sampled", "adversarial", "MAX_EXHAUSTIVE"]
 

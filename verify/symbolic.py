@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from sympy import QQ
 from sympy.polys.rings import ring as poly_ring
 
-from models.exceptions import InputError
+from ..models.exceptions import InputError
 
 __all__ = [
     "STATEMENTS", "PROVERS", "prove_all", "prop_3_4", "claim_a1", "lemma_b2", "head_3_3",

@@ -25,9 +25,9 @@ from typing import Sequence
 import flint
 import numpy as np
 
-from models import inference_exact as ie
-from models.hmm import HMM
-from models.inference_exact import integer_hmm, scaled_integer_vector
+from ..models import inference_exact as ie
+from ..models.hmm import HMM
+from ..models.inference_exact import integer_hmm, scaled_integer_vector
 
 __all__ = ["read_position_prior", "Decision", "CheckResult", "check_sequences", "identity_check",
            "decide_direct"]

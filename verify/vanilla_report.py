@@ -6,13 +6,13 @@ import random
 
 import numpy as np
 
-from constructions.vanilla import (ConstructionError, LinearHeadWitness, PromptWitness,
+from ..constructions.vanilla import (ConstructionError, LinearHeadWitness, PromptWitness,
                                    theorem_33_witness, theorem_36_witness)
-from models.exceptions import InputError, InstanceFileError
-from models.generators import full_rank_hmm, prompt_friendly_hmm
-from models.hmm import HMM
-from models.instances import read_json, save_instance
-from models.rational import fraction_array, format_array, format_fraction
+from ..models.exceptions import InputError, InstanceFileError
+from ..models.generators import full_rank_hmm, prompt_friendly_hmm
+from ..models.hmm import HMM
+from ..models.instances import read_json, save_instance
+from ..models.rational import fraction_array, format_array, format_fraction
 
 from . import assumptions as asm
 from . import sequences as seqs

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from verify.cli import main
+from headprompt.verify.cli import main
 
 GOOD = {"kind": "hmm", "A": [[0.9, 0.2], [0.1, 0.8]], "W": [[0.7, "1/3"], [0.3, "2/3"]],
         "pi0": [0.5, 0.5], "mu": [1, -1]}

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from models import inference_float, inference_torch
-from models.generators import appendix_d_hmm
-from models.hmm import HMM
-from models.sampling import sample
-from models.tuning import (SPLITS, DownstreamTask, ExactBackbone, TaskConfig, TuneConfig, make_task,
+from headprompt.models import inference_float, inference_torch
+from headprompt.models.generators import appendix_d_hmm
+from headprompt.models.hmm import HMM
+from headprompt.models.sampling import sample
+from headprompt.models.tuning import (SPLITS, DownstreamTask, ExactBackbone, TaskConfig, TuneConfig, make_task,
                            sparse_ground_truth, task_labels, tune)
-from verify.assumptions import check_32, check_35
-from verify.cli import main
+from headprompt.verify.assumptions import check_32, check_35
+from headprompt.verify.cli import main
 
 CPU = torch.device("cpu")
 
@@ -91,7 +91,7 @@ def test_sparse_ground_truth_and_degenerate_redraws(monkeypatch):
     mu = sparse_ground_truth(2, 5, 6, rng=np.random.default_rng(0))
     assert mu.shape == (2, 5) and np.count_nonzero(mu) == 6
     assert np.count_nonzero(sparse_ground_truth(2, 2, 6, rng=np.random.default_rng(0))) == 4
-    import models.tuning as tuning
+    import headprompt.models.tuning as tuning
 
     calls = []
 

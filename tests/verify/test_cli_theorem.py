@@ -7,12 +7,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from models.generators import prompt_friendly_hmm
-from models.instances import load_instance, save_instance
-from verify.certificates import check_no_linear_head_certificate
-from verify.cli import main
+from headprompt.models.generators import prompt_friendly_hmm
+from headprompt.models.instances import load_instance, save_instance
+from headprompt.verify.certificates import check_no_linear_head_certificate
+from headprompt.verify.cli import main
 
-from . import oracle
+from tests import oracle
 
 
 def run_json(capsys, argv):
@@ -57,8 +57,8 @@ def test_headline_theorem_33_gives_a_checkable_certificate(capsys, tmp_path):
 
 def _small_certificate():
     hmm, _ = prompt_friendly_hmm(6, 3, rng=np.random.default_rng(4))
-    from verify.certificates import find_no_linear_head_certificate
-    from verify.sequences import exhaustive
+    from headprompt.verify.certificates import find_no_linear_head_certificate
+    from headprompt.verify.sequences import exhaustive
 
     cert = find_no_linear_head_certificate(hmm, exhaustive(3, 3))
     assert cert is not None

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from models import inference_float
-from models.exceptions import InputError
-from models.generators import appendix_d_hmm
-from models.mlm import (MLM, MLMConfig, PretrainConfig, cache_key, learning_rate_at, load_or_pretrain,
+from headprompt.models import inference_float
+from headprompt.models.exceptions import InputError
+from headprompt.models.generators import appendix_d_hmm
+from headprompt.models.mlm import (MLM, MLMConfig, PretrainConfig, cache_key, learning_rate_at, load_or_pretrain,
                         mask_tokens, masked_predictions, pretrain, resolve_device, sample_documents)
 
 TINY = MLMConfig(num_tokens=10, block_size=48, n_layer=2, n_head=4, n_embd=64, dropout=0.0)

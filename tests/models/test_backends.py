@@ -7,12 +7,12 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from models import inference_exact as ie
-from models import inference_float as iff
-from models import inference_torch as it
-from models.generators import appendix_d_hmm, random_exact_hmm
-from models.sampling import sample
-from models.strategies import hmms, memory_hmms, token_sequences
+from headprompt.models import inference_exact as ie
+from headprompt.models import inference_float as iff
+from headprompt.models import inference_torch as it
+from headprompt.models.generators import appendix_d_hmm, random_exact_hmm
+from headprompt.models.sampling import sample
+from headprompt.models.strategies import hmms, memory_hmms, token_sequences
 
 
 def _f(vectors):

@@ -5,11 +5,11 @@ from fractions import Fraction
 
 from hypothesis import given, settings, strategies as st
 
-from models import inference_exact as ie
-from models.hmm import HMM
-from models.strategies import hmms, memory_hmms, token_sequences
+from headprompt.models import inference_exact as ie
+from headprompt.models.hmm import HMM
+from headprompt.models.strategies import hmms, memory_hmms, token_sequences
 
-from . import oracle
+from tests import oracle
 
 
 @st.composite

@@ -7,17 +7,17 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from constructions.linalg import rank
-from constructions.vanilla import (ConstructionError, find_essential_sets, theorem_33_witness,
+from headprompt.constructions.linalg import rank
+from headprompt.constructions.vanilla import (ConstructionError, find_essential_sets, theorem_33_witness,
                                    theorem_36_witness)
-from models.generators import full_rank_hmm, prompt_friendly_hmm
-from models.hmm import HMM
-from models.strategies import hmms
-from verify import assumptions as asm
-from verify.sequences import exhaustive
-from verify.vanilla import check_sequences, identity_check
+from headprompt.models.generators import full_rank_hmm, prompt_friendly_hmm
+from headprompt.models.hmm import HMM
+from headprompt.models.strategies import hmms
+from headprompt.verify import assumptions as asm
+from headprompt.verify.sequences import exhaustive
+from headprompt.verify.vanilla import check_sequences, identity_check
 
-from . import oracle
+from tests import oracle
 
 
 def oracle_decisions(hmm, theorem, b, u, sequences):

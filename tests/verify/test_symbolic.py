@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from models.exceptions import InputError
-from verify import symbolic as sy
-from verify.cli import main
-from verify.symbolic import RationalFunction
+from headprompt.models.exceptions import InputError
+from headprompt.verify import symbolic as sy
+from headprompt.verify.cli import main
+from headprompt.verify.symbolic import RationalFunction
 
 
 def _transposed(hmm: sy.SymbolicHMM) -> sy.SymbolicHMM:

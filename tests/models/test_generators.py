@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from constructions.linalg import rank
-from models.exceptions import InputError
-from models.generators import (appendix_d_hmm, appendix_d_memory_hmm, prompt_friendly_hmm,
+from headprompt.constructions.linalg import rank
+from headprompt.models.exceptions import InputError
+from headprompt.models.generators import (appendix_d_hmm, appendix_d_memory_hmm, prompt_friendly_hmm,
                                random_exact_hmm, sparse_transitions, stationary_distribution,
                                with_stationary_start)
-from models.rational import round_to_denominator
-from models.sampling import sample
-from verify.assumptions import check_32
+from headprompt.models.rational import round_to_denominator
+from headprompt.models.sampling import sample
+from headprompt.verify.assumptions import check_32
 
-from .test_vanilla_theorems import _brute_force_35
+from tests.constructions.test_vanilla_theorems import _brute_force_35
 
 
 @settings(max_examples=100, deadline=None)

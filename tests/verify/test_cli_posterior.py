@@ -7,12 +7,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from models.instances import load_instance, save_instance
-from models.generators import random_exact_hmm
-from models.hmm import MemoryHMM
-from verify.cli import main
+from headprompt.models.instances import load_instance, save_instance
+from headprompt.models.generators import random_exact_hmm
+from headprompt.models.hmm import MemoryHMM
+from headprompt.verify.cli import main
 
-from . import oracle
+from tests import oracle
 
 
 def test_exact_json_matches_path_sums(tmp_path, capsys):
@@ -56,7 +56,7 @@ def test_console_script_human_output(tmp_path):
     hmm = random_exact_hmm(2, 2, rng=np.random.default_rng(2))
     path = tmp_path / "h.json"
     save_instance(hmm, path)
-    proc = subprocess.run([sys.executable, "-m", "verify", "posterior", "--hmm", str(path), "--seq", "0 1"],
+    proc = subprocess.run([sys.executable, "-m", "headprompt.verify", "posterior", "--hmm", str(path), "--seq", "0 1"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "P[H_0 | X_{1:T} = x]" in proc.stdout
