@@ -7,9 +7,30 @@ The import root. Its three subpackages follow the data flow:
   masked language model;
 - ``headprompt.constructions``: the paper's witnesses, exact (no torch);
 - ``headprompt.verify``: checkers, reports and the ``verify`` command.
+
+The root exports the one-call API (SPEC section 5)::
+
+    import headprompt
+    report = headprompt.check("instance.json", "3.6", mode="certified")
+    report.verdict, report.to_dict()
+
+Importing the root imports neither torch nor hypothesis; ``headprompt.strategies`` (the
+hypothesis strategies) is loaded on first access.
 """
 
-from .models.hmm import HMM, MemoryHMM
+from importlib import import_module as _import_module
 
-__all__ = ["HMM", "MemoryHMM"]
+from .models.exceptions import HeadpromptError, InputError
+from .models.hmm import HMM, MemoryHMM
+from .verify.api import TheoremReport, check, load
+from .verify.registry import THEOREMS
+
+__all__ = ["HMM", "MemoryHMM", "load", "check", "TheoremReport", "THEOREMS", "strategies",
+           "HeadpromptError", "InputError"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    if name == "strategies":
+        return _import_module(".models.strategies", __name__)
+    raise AttributeError(f"module 'headprompt' has no attribute {name!r}")

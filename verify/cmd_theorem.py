@@ -7,17 +7,16 @@ report says which and why, with a counterexample), 2 bad input.
 
 from __future__ import annotations
 
-import time
-
 from ..models.exceptions import InputError
 
-from . import vanilla_report
+from .api import run_theorem
+from .registry import THEOREM_IDS, theorem_spec
 from .render import emit_json
+from .requests import TheoremRequest
 
-__all__ = ["add_parser", "run", "THEOREMS", "add_instance_options"]
+__all__ = ["add_parser", "run", "THEOREMS", "add_instance_options", "check_common"]
 
-THEOREMS = ("3.3", "3.6", "4.3", "4.6", "C.6")
-EXIT = {"verified": 0, "refuted": 1, "assumptions-fail": 3}
+THEOREMS = THEOREM_IDS
 
 
 def add_instance_options(p, *, sizes: bool = True) -> None:
@@ -58,18 +57,11 @@ def check_common(args) -> None:
 
 
 def run(args) -> int:
-    if args.id not in THEOREMS:
-        raise InputError(f"theorem {args.id!r}: expected one of {', '.join(THEOREMS)}")
     check_common(args)
-    start = time.perf_counter()
-    if args.id in ("3.3", "3.6"):
-        report_module = vanilla_report
-    else:
-        from . import memory_report as report_module
-    result = report_module.theorem(args)
-    result["seconds"] = round(time.perf_counter() - start, 3)
+    request = TheoremRequest.from_namespace(args)
+    report = run_theorem(request)
     if args.json:
-        emit_json(result)
+        emit_json(report.data)
     else:
-        report_module.render(result)
-    return EXIT[result["verdict"]]
+        theorem_spec(request.id).report().render(report.data)
+    return report.exit_code

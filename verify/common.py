@@ -32,16 +32,24 @@ def parse_sequence(text: str, num_tokens: int) -> list[int]:
     return tokens
 
 
-def load_task_instance(path: str, theorem_id: str, *, memory: bool):
-    """An exact instance file for a theorem: the right kind (vanilla or memory HMM) with a task.
+def load_task_instance(path, theorem_id: str, *, memory: bool):
+    """An exact instance for a theorem, from a file path or an instance object: the right kind
+    (vanilla or memory HMM) with a task.
 
     Raises:
-        InputError: the wrong kind for the theorem; InstanceFileError: no ``mu``.
+        InputError: the wrong kind for the theorem, or a float instance object;
+        InstanceFileError: no ``mu``.
     """
     from ..models.hmm import HMM, MemoryHMM
     from ..models.instances import load_instance
 
-    model = load_instance(path, exact=True)
+    if isinstance(path, (HMM, MemoryHMM)):
+        model, path = path, "the instance"
+        if not model.exact:
+            raise InputError("the instance has float entries; theorem checks are exact: convert it "
+                             "explicitly (HMM.to_exact, or rationalize a learned model) first")
+    else:
+        model = load_instance(path, exact=True)
     if not isinstance(model, MemoryHMM if memory else HMM):
         found, other = ("hmm", "3.3 or 3.6") if memory else ("memory-hmm", "4.3, 4.6 or C.6")
         raise InputError(f"{path}: Theorem {theorem_id} is about {'memory-augmented' if memory else 'vanilla'} "

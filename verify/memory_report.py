@@ -205,12 +205,13 @@ def _sizes(args, tid: str) -> tuple[int, int, int]:
 
 def load_or_generate(args, tid: str) -> tuple[MemoryHMM, dict]:
     """The instance to check and the ``instance`` block of the report."""
-    if args.hmm:
-        model = load_task_instance(args.hmm, tid, memory=True)
+    given = getattr(args, "model", None)
+    if args.hmm or given is not None:
+        model = load_task_instance(args.hmm or given, tid, memory=True)
         if tid == "4.6" and model.cells != 1:
-            raise InputError(f"{args.hmm}: Theorem 4.6 is about one memory cell; the instance has "
-                             f"{model.cells} (use C.6)")
-        info = {"source": args.hmm}
+            raise InputError(f"{args.hmm or 'the instance'}: Theorem 4.6 is about one memory cell; the "
+                             f"instance has {model.cells} (use C.6)")
+        info = {"source": args.hmm or "object"}
     else:
         memory, cells, syntax = _sizes(args, tid)
         model, gen = generate_instance(tid, memory, cells, syntax, args.vocab, rng=np.random.default_rng(args.seed))

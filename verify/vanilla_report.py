@@ -28,10 +28,11 @@ CROSS_CHECKS = 30
 
 def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
     """The instance to check, and the ``instance`` block of the report."""
-    if args.hmm:
-        model = load_task_instance(args.hmm, theorem_id, memory=False)
+    given = getattr(args, "model", None)
+    if args.hmm or given is not None:
+        model = load_task_instance(args.hmm or given, theorem_id, memory=False)
         return model, {"hidden": model.num_states, "vocab": model.num_tokens, "seed": args.seed,
-                       "source": args.hmm}
+                       "source": args.hmm or "object"}
     hidden = 25 if args.hidden is None else args.hidden
     rng = np.random.default_rng(args.seed)
     if theorem_id == "3.3" and hidden <= args.vocab:

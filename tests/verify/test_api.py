@@ -1,0 +1,111 @@
+"""The Python API (SPEC section 5): ``headprompt.check`` returns what ``verify theorem --json``
+prints for the same inputs, on every theorem; typed requests reject bad options."""
+
+import io
+import json
+from contextlib import redirect_stdout
+
+import pytest
+
+import headprompt
+from headprompt.models.exceptions import InputError
+from headprompt.models.instances import save_instance
+from headprompt.verify.cli import main
+from headprompt.verify.registry import THEOREM_IDS, THEOREMS
+from headprompt.verify.requests import TheoremRequest
+
+# small, fast runs of every theorem: (theorem, CLI flags == check() options)
+CASES = {
+    "3.3": dict(hidden=4, vocab=5, samples=150, length=4),
+    "3.6": dict(hidden=6, vocab=3, samples=150, length=4),
+    "4.3": dict(samples=80, length=3),
+    "4.6": dict(samples=80, length=3),
+    "C.6": dict(samples=80, length=3),
+}
+
+
+def _cli_json(theorem, options):
+    argv = ["theorem", theorem, "--json"]
+    for key, value in options.items():
+        if value is True:
+            argv.append(f"--{key}")
+        elif value is not None:
+            argv += [f"--{key}", str(value)]
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        code = main(argv)
+    return code, json.loads(buf.getvalue())
+
+
+def _without_time(report: dict) -> dict:
+    return {k: v for k, v in report.items() if k != "seconds"}
+
+
+def test_registry_covers_every_theorem():
+    assert set(CASES) == set(THEOREM_IDS) == set(THEOREMS)
+
+
+@pytest.mark.parametrize("theorem", sorted(CASES))
+def test_check_equals_cli_json_generated(theorem):
+    options = CASES[theorem]
+    code, cli = _cli_json(theorem, options)
+    report = headprompt.check(None, theorem, **options)
+    assert _without_time(report.to_dict()) == _without_time(cli)
+    assert report.exit_code == code
+    assert report.verdict == cli["verdict"]
+
+
+@pytest.mark.parametrize("theorem", ["3.6", "4.6"])
+def test_check_on_a_file_and_on_an_object_agree_with_the_cli(theorem, tmp_path):
+    """Save the generated instance (``--out``), then check it as a file and as a loaded object."""
+    path = tmp_path / "instance.json"
+    headprompt.check(None, theorem, **CASES[theorem], out=str(path))
+    options = {k: v for k, v in CASES[theorem].items() if k in ("samples", "length")}
+    code, cli = _cli_json(theorem, {"hmm": str(path), **options})
+    from_file = headprompt.check(str(path), theorem, **options)
+    assert _without_time(from_file.to_dict()) == _without_time(cli)
+    from_object = headprompt.check(headprompt.load(path), theorem, **options).to_dict()
+    assert from_object["instance"]["source"] == "object"
+    for key in ("verdict", "assumptions", "witness", "sequences", "counterexample"):
+        assert from_object[key] == cli[key]
+
+
+def test_to_dict_is_a_copy():
+    report = headprompt.check(None, "3.6", **CASES["3.6"])
+    d = report.to_dict()
+    d["verdict"] = "refuted"
+    assert report.verdict == "verified"
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(samples=-1), "samples -1"),
+    (dict(mode="fast"), "mode 'fast'"),
+    (dict(seed=-1), "seed -1"),
+    (dict(hidden=0), "hidden 0"),
+    (dict(lenght=4), "unknown option 'lenght'"),
+    (dict(hidden=True), "hidden True"),
+])
+def test_bad_options_are_input_errors(options, match):
+    with pytest.raises(InputError, match=match):
+        headprompt.check(None, "3.6", **options)
+
+
+def test_unknown_theorem_and_instance_type():
+    with pytest.raises(InputError, match="expected one of 3.3, 3.6, 4.3, 4.6, C.6"):
+        headprompt.check(None, "3.4")
+    with pytest.raises(InputError, match="expected an HMM"):
+        headprompt.check(42, "3.6")
+
+
+def test_float_instance_object_is_refused():
+    hmm = headprompt.HMM.create([[1.0]], [[0.5], [0.5]], [1.0], [1.0], exact=False)
+    with pytest.raises(InputError, match="float entries"):
+        headprompt.check(hmm, "3.6")
+
+
+def test_request_from_namespace_ignores_cli_only_fields():
+    import argparse
+
+    ns = argparse.Namespace(id="3.6", json=True, run=None, hidden=5, vocab=3, samples=10)
+    req = TheoremRequest.from_namespace(ns)
+    assert (req.id, req.hidden, req.vocab, req.samples) == ("3.6", 5, 3, 10)

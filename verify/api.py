@@ -1,0 +1,107 @@
+"""The Python API: one call checks a theorem and returns a report (SPEC section 5).
+
+>>> import headprompt
+>>> report = headprompt.check(None, "3.6", hidden=5, vocab=3, samples=200, length=4)
+>>> report.verdict, report.exit_code, report.to_dict()["theorem"]
+('verified', 0, '3.6')
+
+``check(instance, theorem, **options)`` runs exactly what ``verify theorem`` runs: its
+``to_dict()`` is the object that ``verify theorem ... --json`` prints for the same inputs.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..models.exceptions import InputError
+
+from .registry import theorem_spec
+from .requests import TheoremRequest
+
+__all__ = ["check", "load", "run_theorem", "TheoremReport", "EXIT_CODES"]
+
+# verdict -> exit code of ``verify theorem`` (SPEC section 4): 0, 1 and 3 are proofs; an
+# uncertified (float) run exits 5 whatever its verdict.
+EXIT_CODES = {"verified": 0, "refuted": 1, "assumptions-fail": 3}
+EXIT_UNCERTIFIED = 5
+
+
+@dataclass(frozen=True)
+class TheoremReport:
+    """The result of one theorem check: the report dict of SPEC section 4, read-only.
+
+    ``verdict`` is ``"verified"``, ``"refuted"`` or ``"assumptions-fail"``; ``certified`` says
+    whether the verdict is a proof (exact or certified mode); ``exit_code`` is what the CLI
+    exits with.
+    """
+
+    data: dict = field(repr=False)
+    request: TheoremRequest = field(repr=False)
+
+    @property
+    def verdict(self) -> str:
+        return self.data["verdict"]
+
+    @property
+    def certified(self) -> bool:
+        return self.data.get("mode") != "float"
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict] if self.certified else EXIT_UNCERTIFIED
+
+    def to_dict(self) -> dict:
+        """A deep copy of the report: the object ``verify theorem --json`` prints."""
+        return copy.deepcopy(self.data)
+
+    def __repr__(self) -> str:
+        seqs = self.data.get("sequences") or {}
+        return (f"TheoremReport(theorem={self.data['theorem']!r}, verdict={self.verdict!r}, "
+                f"mode={self.data.get('mode')!r}, checked={seqs.get('checked')})")
+
+
+def run_theorem(request: TheoremRequest) -> TheoremReport:
+    """Build the report of one request (the CLI's ``verify theorem`` calls this too)."""
+    start = time.perf_counter()
+    data = theorem_spec(request.id).report().theorem(request)
+    data["seconds"] = round(time.perf_counter() - start, 3)
+    return TheoremReport(data=data, request=request)
+
+
+def load(path: str | os.PathLike, *, exact: bool = True):
+    """An instance file (SPEC section 3) as an ``HMM`` or ``MemoryHMM``.
+
+    Raises:
+        InputError: a missing, malformed or invalid file (the message names the problem).
+    """
+    from ..models.instances import load_instance
+
+    return load_instance(os.fspath(path), exact=exact)
+
+
+def check(instance: Any, theorem: str, **options: Any) -> TheoremReport:
+    """Check ``theorem`` (``"3.3"``, ``"3.6"``, ``"4.3"``, ``"4.6"`` or ``"C.6"``) on ``instance``.
+
+    ``instance`` is an ``HMM``, a ``MemoryHMM``, the path of an instance file, or ``None`` to
+    generate one of the sizes given by ``hidden``, ``vocab``, ``memory``, ``cells`` from
+    ``seed``. Options are those of ``verify theorem``: ``mode`` (``"exact"``, ``"certified"``,
+    ``"float"``), ``samples``, ``length``, ``exhaustive``, ``seed``, ``witness`` (a witness file),
+    ``out``.
+
+    Raises:
+        InputError: an unknown theorem or option, or invalid input (as the CLI's exit code 2).
+    """
+    from ..models.hmm import HMM, MemoryHMM
+
+    if isinstance(instance, (str, os.PathLike)):
+        options["hmm"] = os.fspath(instance)
+    elif isinstance(instance, (HMM, MemoryHMM)):
+        options["model"] = instance
+    elif instance is not None:
+        raise InputError(f"instance {type(instance).__name__!r}: expected an HMM, a MemoryHMM, "
+                         "the path of an instance file, or None (generate one)")
+    return run_theorem(TheoremRequest.from_options(theorem, **options))
