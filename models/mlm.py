@@ -8,13 +8,27 @@ sequence we build (pretraining chunks, downstream inputs) has a fixed length. Th
 predicts only the ``|X|`` real symbols, so the softmax at a masked position is the network's
 estimate of ``G_i(x) = P[X_i | X_{-i} = x_{-i}]`` (SPEC section 1).
 
-Pretraining (:func:`pretrain`) samples documents from the HMM, cuts them into chunks of
-``block_size`` tokens, replaces a ``mask_rate`` fraction of positions by ``[MASK]`` (always
-``[MASK]``: the 80/10/10 corruption of BERT is left out because only masked positions are read
-downstream) and trains with AdamW, linear warmup then linear decay to zero, bf16 autocast on
-CUDA only (a null context on CPU). :func:`load_or_pretrain` caches the trained weights on disk
-under ``$HEADPROMPT_CACHE`` (default ``~/.cache/headprompt``), keyed by a hash of both configs,
-the HMM's parameters and the seed (:func:`cache_key`); the device is not part of the key.
+Pretraining (:func:`pretrain`) either cuts documents sampled from the HMM into chunks of
+``block_size`` tokens (Appendix D) or draws fresh sequences for every step (``data="stream"``),
+replaces a ``mask_rate`` fraction of positions by ``[MASK]`` (always ``[MASK]``: the 80/10/10
+corruption of BERT is left out because only masked positions are read downstream) and trains
+with AdamW (fused on CUDA), linear warmup then linear decay to zero over the step budget, bf16
+autocast on CUDA only (a null context on CPU), the loss accumulated on the device (no host
+synchronisation per step). Every step's batch and masks are a function of ``(seed, step)``, so a
+run saved every ``checkpoint_every`` steps (or when its ``time_limit`` runs out) resumes to the
+same weights as an uninterrupted run.
+
+The quality gate (:func:`quality`) compares the model's prediction at a masked position with
+the exact ``G_i`` (``inference_float.conditionals``, float64) on held-out sequences: mean total
+variation distance and the gap between the two negative log-likelihoods. With ``stop_at_gate``,
+pretraining stops once the TV is at most ``gate_tv`` (a convergence criterion), measured on one
+held-out set; the reported figure comes from a second one. Predictions (:func:`masked_predictions`),
+the gate and held-out losses run in fp32 on every device.
+
+:func:`load_or_pretrain` caches the trained weights on disk under ``$HEADPROMPT_CACHE`` (default
+``~/.cache/headprompt``), keyed by a hash of both configs, the HMM's parameters and the seed
+(:func:`cache_key`; the device is not part of the key); a corrupt or foreign checkpoint is
+discarded with a warning and retrained.
 
 Shapes: ``B`` batch, ``T`` positions, ``C`` width, ``X`` real symbols.
 """
