@@ -34,8 +34,11 @@ Memory HMMs (Theorems 4.3, 4.6, C.6; assumptions 3.2, 4.2, 4.4, 4.5, C.5):
   that enters ``Vbar`` lives on the other tokens, so the spans meet only in 0 (4.2/4.5/C.5);
 - a trigger state ``h_t`` emits the trigger token (only it does) and moves to ``h*`` surely,
   so sequences in ``R`` (eq. 4.3) are common;
-- non-degeneracy fails: ``|M'| >= 2`` and every syntax state of the target cell emits the same
-  column for every ``m in M'`` (dependent columns for every ``S*``);
+- non-degeneracy fails: ``|M'| >= 2``; every syntax state ``s != 0`` of the target cell emits
+  the same column for every ``m in M'`` (dependent columns), and ``h*`` either does too
+  (``same-columns``) or emits, for the last ``m in M'``, a column of another state
+  (``shared``: its span meets ``Vbar``), so every ``S*`` fails while the memory stays
+  visible in the tokens;
 - 4.4 holds: ``pi0`` is the exact stationary distribution of the ergodic ``A``; fails:
   ``not-stationary`` (``pi0`` moved off it, still positive: for irreducible ``A`` the
   stationary distribution is unique) or ``absorbing`` (3.2 fails).
@@ -390,9 +393,11 @@ def memory_family(ch: Chooser, theorem_id: str, *, cells: int, memory_values: in
     j_star = ch.integer(0, N - 1)
     h_star = j_star * S
     h_t = None if n == 1 else (h_star + 1 if S >= 2 else ((j_star + 1) % N) * S)
+    info_shared = None
     ways = {a: ("not-stationary" if a == "4.4" and n == 1 else
                 _pick(ch, ("absorbing", "pi0-zero") if a == "3.2" else
-                      ("not-stationary", "absorbing") if a == "4.4" else ("same-columns",)))
+                      ("not-stationary", "absorbing") if a == "4.4" else
+                      ("shared", "same-columns") if n >= 2 else ("same-columns",)))
             for a, h in holds.items() if h is False}
     if ways.get("4.4") == "absorbing" and n < 2:
         ways["4.4"] = "not-stationary"
@@ -430,11 +435,19 @@ def memory_family(ch: Chooser, theorem_id: str, *, cells: int, memory_values: in
             else:
                 col = _column(ch, X, [_pick(ch, fillers)], max_weight, extra=fillers)
             W[:, m, h] = col
-    if holds[nondeg] is False:                          # every S*: dependent recoverable columns
+    if holds[nondeg] is False:
+        # every S* containing s != 0: W_(m, (j*, s)) equal for m in M' (dependent columns);
+        # every S* containing 0: "shared" puts W_(M'[-1], h*) into Vbar (a column of another
+        # state), "same-columns" makes h*'s columns equal too (the only way with one state)
         for s in range(S):
             h = j_star * S + s
             for m in M_rec[1:]:
-                W[:, m, h] = W[:, M_rec[0], h]
+                if s != 0 or ways[nondeg] == "same-columns":
+                    W[:, m, h] = W[:, M_rec[0], h]
+        if ways[nondeg] == "shared":
+            other = _pick(ch, [h for h in range(n) if h != h_star])
+            W[:, M_rec[-1], h_star] = W[:, M_rec[0], other]
+            info_shared = [M_rec[0], other]
     # --- priors
     if product_prior is None:
         product_prior = bool(ch.integer(0, 1))
@@ -466,4 +479,6 @@ def memory_family(ch: Chooser, theorem_id: str, *, cells: int, memory_values: in
                                                          for a, h in holds.items())
                        + f"; H* = {{{h_star}}} anchored on tokens {T_star}, trigger token {trigger} "
                          f"(state {h_t}) moves to H* surely")}
+    if info_shared is not None:
+        info["shared_with"] = info_shared
     return model, info
