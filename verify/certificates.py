@@ -169,13 +169,14 @@ def _subsets(n: int, limit: int) -> tuple[list[tuple[int, ...]], int]:
 
 def prompt_family_certificates(hmm: HMM, sequences: Sequence[Sequence[int]], *,
                                max_subsets: int = MAX_FAMILY_SUBSETS, first: Sequence[int] | None = None,
-                               stop_early: bool = True) -> dict:
+                               stop_early: bool = True, seconds: float | None = None) -> dict:
     """One no-linear-head certificate per prompt ``u = 1_B`` of Theorem 3.6's family, each
     checked by :func:`check_no_linear_head_certificate`.
 
     ``first`` puts one ``B`` ahead of the others (e.g. the construction's); with
     ``stop_early`` the search stops at the first ``B`` without a certificate (a head may work
-    with that prompt). Returns ``{"kind": "no-prompt-in-family", "all": bool, "subsets": total
+    with that prompt); ``seconds`` bounds the time spent (the result says how many ``B`` were
+    covered). Returns ``{"kind": "no-prompt-in-family", "all": bool, "subsets": total
     number of nonempty B, "covered": B tried, "certified": B with a checked certificate,
     "certificates": [{"B": [...], ...}], "uncertified_B": the first B without one or None,
     "what": ...}``; ``all`` is True only when every nonempty ``B`` has a checked certificate.
@@ -185,8 +186,13 @@ def prompt_family_certificates(hmm: HMM, sequences: Sequence[Sequence[int]], *,
     if first is not None and tuple(first) in subsets:
         subsets.remove(tuple(first))
         subsets.insert(0, tuple(first))
+    import time
+
+    start = time.perf_counter()
     certs, missing, covered = [], None, 0
     for B in subsets:
+        if seconds is not None and covered and time.perf_counter() - start > seconds:
+            break
         covered += 1
         u = [Fraction(1) if h in B else Fraction(0) for h in range(n)]
         cert = find_no_linear_head_certificate(hmm, sequences, prompt=u)
@@ -202,8 +208,8 @@ def prompt_family_certificates(hmm: HMM, sequences: Sequence[Sequence[int]], *,
         what = (f"for every one of the {total} prompts u = 1_B (B nonempty) an exact certificate shows that no "
                 "linear head b gives F*(x) = 1(b . Gbar_2(u, e(empty), e(x)) >= 0) on the listed sequences")
     elif missing is None:
-        what = (f"{len(certs)} of the {total} prompts u = 1_B have a certificate (only the {covered} smallest B "
-                "were tried)")
+        what = (f"{len(certs)} of the {total} prompts u = 1_B have a certificate (only {covered} B, smallest "
+                "first, were tried within the budget)")
     else:
         what = (f"the prompt u = 1_B with B = {missing} has no certificate on these sequences (some linear head "
                 f"may work with it); {len(certs)} B of the {covered} tried have one")

@@ -16,12 +16,14 @@ from ..models.rational import fraction_array, format_array, format_fraction
 
 from . import assumptions as asm
 from . import sequences as seqs
-from .certificates import check_no_linear_head_certificate, find_no_linear_head_certificate
+from .certificates import (check_no_linear_head_certificate, find_no_linear_head_certificate,
+                           prompt_family_certificates)
 from .vanilla import check_sequences, decide_direct, identity_check
 from .render import progress_bar
 from .common import load_task_instance, settle_verdict
 
-__all__ = ["theorem", "load_or_generate", "read_witness", "render", "counterexample_for"]
+__all__ = ["theorem", "load_or_generate", "read_witness", "render", "counterexample_for",
+           "no_basis_set_evidence"]
 
 CROSS_CHECKS = 30
 
@@ -105,12 +107,7 @@ def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0
                         if ok else f"certificate failed its own check: {why}")
         return cert
     if "3.5" in failed:
-        from .search import optimize_prompt_and_head
-
-        out = {"kind": "no-basis-set", "what": failed["3.5"]["why"],
-               "blocking_states": failed["3.5"].get("blocking", [])}
-        out["search"] = optimize_prompt_and_head(hmm, samples=1000, steps=150, seed=seed)
-        return out
+        return no_basis_set_evidence(hmm, failed["3.5"], seed=seed)
     if "3.2" in failed:
         evidence = {k: v for k, v in failed["3.2"].items() if k not in ("holds", "why")}
         if construction_error:
@@ -123,6 +120,65 @@ def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0
     if construction_error:
         return {"kind": "construction-breaks", "what": construction_error}
     return None
+
+
+EVIDENCE_SEQUENCES = 200        # exhaustive short sequences for construction-level evidence
+FAMILY_SECONDS = 3.0            # time budget of the per-B certificates in a report
+
+
+def _short_sequences(num_tokens: int, limit: int = EVIDENCE_SEQUENCES) -> list[tuple[int, ...]]:
+    L = 1
+    while L < 3 and sum(num_tokens ** k for k in range(1, L + 2)) <= limit:
+        L += 1
+    return seqs.exhaustive(num_tokens, L)
+
+
+def no_basis_set_evidence(hmm: HMM, failed35: dict, *, seed: int = 0, search: bool = False,
+                          search_steps: int = 150, progress=None) -> dict:
+    """Construction-level evidence when Assumption 3.5 fails (in seconds): the paper's recipe
+    applied without the assumption (``constructions/relaxed.py``) checked exactly on every
+    short sequence, a certificate that no linear head works with its prompt, and certificates
+    for the prompt family ``u = 1_B`` within a time budget. ``search`` adds the numerical
+    search of :mod:`verify.search` (opt-in; minutes on large instances)."""
+    from .explore import construction_check
+
+    pool = _short_sequences(hmm.num_tokens)
+    chk = construction_check(hmm, "3.6", pool)
+    w = chk["witness"]
+    construction = {"how": chk["how"], "B": list(w.B), "H_star": list(w.H_star), "u": format_array(w.u),
+                    "b": format_array(w.b), "checked": chk["checked"], "agree": chk["agree"],
+                    "labels": chk["labels"], "disagreement": chk["disagreement"],
+                    "sequences": f"every sequence of length <= {max(len(s) for s in pool)}"}
+    cert = find_no_linear_head_certificate(hmm, pool, prompt=list(w.u))
+    if cert is not None:
+        ok, why = check_no_linear_head_certificate(hmm, cert)
+        cert["checked"] = ok
+        cert["what"] = (f"no linear head works with the construction's prompt u = 1_B, B = {list(w.B)}: " + why
+                        if ok else f"certificate failed its own check: {why}")
+    family = prompt_family_certificates(hmm, pool, first=tuple(w.B), seconds=FAMILY_SECONDS)
+    parts = [failed35["why"]]
+    if chk["disagreement"] is not None:
+        d = chk["disagreement"]
+        parts.append(f"the paper's recipe without the assumption gives a prompt and head that disagree with F* on "
+                     f"{d['sequence']} (F* = {d['expected']}, F = {d['got']}; checked exactly)")
+    else:
+        parts.append(f"the paper's recipe without the assumption still agrees with F* on all {chk['checked']} "
+                     "short sequences checked")
+    if cert is not None and cert["checked"]:
+        parts.append("an exact certificate shows that no linear head works with its prompt")
+    parts.append(family["what"])
+    out = {"kind": "no-basis-set", "what": "; ".join(parts), "blocking_states": failed35.get("blocking", []),
+           "construction": construction, "prompt_certificate": cert, "prompt_family": family,
+           "statement_refuted_for_family": bool(family["all"])}
+    if search:
+        from .search import optimize_prompt_and_head
+
+        out["search"] = optimize_prompt_and_head(hmm, samples=1000, steps=search_steps, seed=seed, progress=progress)
+    else:
+        out["search"] = None
+        out["search_hint"] = ("a numerical search over every prompt u in [0, 1]^|H| is opt-in: "
+                              "verify counterexample 3.6 --hmm FILE --search")
+    return out
 
 
 def theorem(args) -> dict:
@@ -237,10 +293,23 @@ def render(result: dict) -> None:
                       f"certificate checked independently: {ce.get('checked')})")
         else:
             out.print(f"  {ce.get('what', '')}")
-            if "search" in ce:
-                srch = ce["search"]
+            if ce["kind"] == "no-basis-set":
+                c = ce["construction"]
+                out.print(f"  construction: {c['how']}")
+                out.print(f"    B = {c['B']}, H* = {c['H_star']}: agrees with F* on {c['agree']}/{c['checked']} "
+                          f"sequences ({c['sequences']}; labels {c['labels']})")
+                fam = ce["prompt_family"]
+                out.print(f"  prompt family u = 1_B: {fam['certified']} of {fam['subsets']} B certified "
+                          f"({fam['covered']} tried)")
+            elif isinstance(ce.get("construction"), dict) and ce["construction"].get("what"):
+                out.print(f"  construction: {ce['construction']['what']}")
+            srch = ce.get("search")
+            if srch:
                 out.print(f"  {srch['what']}: prompt+head test accuracy "
                           f"{srch['prompt+head']['test_accuracy']:.3f}, head only "
                           f"{srch['head only']['test_accuracy']:.3f}, majority {srch['majority_baseline']:.3f}")
+                out.print(f"  reading: {srch['interpretation']}")
+            elif ce.get("search_hint"):
+                out.print(f"  ({ce['search_hint']})")
     if "seconds" in result:
         out.print(f"time: {result['seconds']:.2f} s")
