@@ -16,7 +16,8 @@ the search looks for
 2. *construction* evidence: "the construction" is the paper's recipe applied without the
    assumption (``constructions/relaxed.py``: the same formulas with Moore-Penrose
    pseudo-inverses where an inverse no longer exists), and a sequence where its witness
-   disagrees with ``F*`` refutes it.
+   disagrees with ``F*`` refutes it; only instances whose task takes both labels on the
+   checked sequences count (a constant ``F*`` is fitted by a constant head).
 
 A hit is shrunk by Hypothesis (``hypothesis.find``: no example database, a seeded random
 source) and re-evaluated; every certificate is re-checked exactly by
@@ -250,7 +251,8 @@ def evaluate(model, theorem: str, drop: str | None, max_length: int, *, want: st
             return {"kind": "statement", "evidence": st}
     if want in ("construction", "any"):
         chk = construction_check(model, theorem, seqs)
-        if chk["disagreement"] is not None:
+        # a disagreement on a task with both labels: a constant F* would be fitted by a constant head
+        if chk["disagreement"] is not None and min(chk["labels"].values()) > 0:
             return {"kind": "construction", "evidence": _construction_evidence(chk, theorem)}
     return None
 

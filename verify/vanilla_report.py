@@ -111,7 +111,8 @@ def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0
     if "3.2" in failed:
         evidence = {k: v for k, v in failed["3.2"].items() if k not in ("holds", "why")}
         if construction_error:
-            return {"kind": "construction-breaks", "what": construction_error, "evidence": evidence}
+            return {"kind": "construction-breaks", "what": construction_error, "evidence": evidence,
+                    "construction": _relaxed_construction(hmm, theorem_id)}
         return {"kind": "construction-survives",
                 "what": f"Assumption 3.2 fails ({failed['3.2']['why']}), but the construction only "
                         "divides by P[H_0] and P[H_1] (and c on H*), which are positive where needed here; "
@@ -131,6 +132,21 @@ def _short_sequences(num_tokens: int, limit: int = EVIDENCE_SEQUENCES) -> list[t
     while L < 3 and sum(num_tokens ** k for k in range(1, L + 2)) <= limit:
         L += 1
     return seqs.exhaustive(num_tokens, L)
+
+
+def _relaxed_construction(hmm: HMM, theorem_id: str) -> dict:
+    """The paper's recipe applied anyway (pseudo-inverses; ``constructions/relaxed.py``),
+    checked exactly on every short sequence: what breaks, not only that a step is undefined."""
+    from .explore import construction_check
+
+    pool = _short_sequences(hmm.num_tokens)
+    chk = construction_check(hmm, theorem_id, pool)
+    d = chk["disagreement"]
+    what = (f"{chk['how']}: disagrees with F* on {d['sequence']} (F* = {d['expected']}, F = {d['got']}; "
+            "checked exactly)" if d is not None else
+            f"{chk['how']}: agrees with F* on all {chk['checked']} short sequences checked")
+    return {"how": chk["how"], "checked": chk["checked"], "agree": chk["agree"], "labels": chk["labels"],
+            "disagreement": d, "what": what}
 
 
 def no_basis_set_evidence(hmm: HMM, failed35: dict, *, seed: int = 0, search: bool = False,
