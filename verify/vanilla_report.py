@@ -134,6 +134,21 @@ def _short_sequences(num_tokens: int, limit: int = EVIDENCE_SEQUENCES) -> list[t
     return seqs.exhaustive(num_tokens, L)
 
 
+def _given_prompt_evidence(hmm: HMM, u) -> dict:
+    """For a refuted user prompt: is the prompt itself hopeless? A Motzkin certificate (checked
+    exactly) that no linear head works with ``u`` on the short sequences, or a note that some
+    head may work with it (only ``b`` was wrong)."""
+    pool = _short_sequences(hmm.num_tokens)
+    cert = find_no_linear_head_certificate(hmm, pool, prompt=list(u))
+    if cert is None:
+        return {"kind": "none-found", "what": f"no certificate on the {len(pool)} short sequences: some linear "
+                                              "head may work with this prompt (the given b is what fails)"}
+    ok, why = check_no_linear_head_certificate(hmm, cert)
+    cert["checked"] = ok
+    cert["what"] = f"no linear head works with this prompt u: {why}" if ok else f"certificate failed its check: {why}"
+    return cert
+
+
 def _relaxed_construction(hmm: HMM, theorem_id: str) -> dict:
     """The paper's recipe applied anyway (pseudo-inverses; ``constructions/relaxed.py``),
     checked exactly on every short sequence: what breaks, not only that a step is undefined."""
@@ -244,6 +259,8 @@ def theorem(args) -> dict:
             d = res.first_disagreement
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
                                         "expected": d.expected, "got": d.got}
+            if args.witness and tid == "3.6":
+                report["prompt_evidence"] = _given_prompt_evidence(hmm, u)
     failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
                             construction_error=construction_error)
     if report["verdict"] == "assumptions-fail":
@@ -327,5 +344,8 @@ def render(result: dict) -> None:
                 out.print(f"  reading: {srch['interpretation']}")
             elif ce.get("search_hint"):
                 out.print(f"  ({ce['search_hint']})")
+    pe = result.get("prompt_evidence")
+    if pe:
+        out.print(f"  about the given prompt: {pe['what']}")
     if "seconds" in result:
         out.print(f"time: {result['seconds']:.2f} s")
