@@ -180,6 +180,11 @@ def vanilla_family(ch: Chooser, *, num_states: int, num_tokens: int, holds: Mapp
                    max_weight: int = 4, exact: bool = True) -> tuple[HMM, dict]:
     """A vanilla HMM with a task meeting ``holds`` by construction (module docstring).
 
+    >>> hmm, info = vanilla_family(RandomChooser(np.random.default_rng(0)), num_states=4, num_tokens=2,
+    ...                            holds={"3.2": True, "3.5": True})
+    >>> info["holds"], len(info["H_star"]) <= 2 < hmm.num_states, type(hmm.A[0, 0]).__name__
+    ({'3.2': True, '3.5': True}, True, 'Fraction')
+
     Returns:
         ``(hmm, info)``; ``info`` records ``holds`` as decided, ``ways`` (how each failing
         assumption was broken), ``H_star`` and ``B`` when 3.5 holds, and a ``recipe`` line.

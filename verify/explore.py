@@ -26,6 +26,7 @@ source) and re-evaluated; every certificate is re-checked exactly by
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -281,19 +282,25 @@ def _search(request: ExploreRequest, want: str, progress: Callable | None, state
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
 
+    seen: dict[str, bool] = {}          # one answer per instance, so replays agree (no flakiness)
+
     def condition(model) -> bool:
-        if state["found_at"] is not None:
-            if time.perf_counter() - state["found_at"] > request.shrink_seconds:
-                return False                           # shrink budget spent: keep the current one
-            state["shrink_calls"] += 1
-        else:
+        key = json.dumps(instance_to_dict(model), sort_keys=True)
+        if state["found_at"] is None:
             state["drawn"] += 1
             if progress is not None:
                 progress(1)
+        if key in seen:
+            return seen[key]
+        if state["found_at"] is not None:
+            if time.perf_counter() - state["found_at"] > request.shrink_seconds:
+                return False                           # shrink budget spent: new candidates lose
+            state["shrink_calls"] += 1
         hit = evaluate(model, request.theorem, request.drop, request.max_length, want=want)
         if hit is not None and state["found_at"] is None:
             state["found_at"] = time.perf_counter()
-        return hit is not None
+        seen[key] = hit is not None
+        return seen[key]
 
     config = settings(database=None, max_examples=request.examples, deadline=None, derandomize=False,
                       suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],

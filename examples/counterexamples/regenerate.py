@@ -49,8 +49,9 @@ def main() -> None:
                 rows.append(f"| {tid} | {a} | {outcome} | {detail}; shrunk to {sizes} | `{path.name}` |")
             else:
                 path.unlink(missing_ok=True)
-                n = d["drawn"]
-                where = "statement and construction" if tid in STATEMENT_EVIDENCE else "construction"
+                n = args.examples
+                where = ("statement-level and construction searches, each" if tid in STATEMENT_EVIDENCE
+                         else "construction only (no certificate exists for attention heads)")
                 rows.append(f"| {tid} | {a} | nothing found in {n} examples | {where} checked on every "
                             f"sequence of length <= 3 | - |")
             print(rows[-1], f"({d['seconds']:.0f} s)", file=sys.stderr, flush=True)
