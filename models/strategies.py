@@ -14,7 +14,7 @@ checked when drawn). Two kinds of instance:
   ``assume`` is never needed and Hypothesis shrinks sizes, weights and structure::
 
     from hypothesis import given
-    from headprompt.strategies import hmms
+    from headprompt.models.strategies import hmms       # or headprompt.strategies.hmms
 
     @given(hmms(theorem="3.6"))                      # 3.2 and 3.5 hold, |H| may exceed |X|
     def test_prompt_tuning(hmm): ...
