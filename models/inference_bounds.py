@@ -195,6 +195,12 @@ class BoundChain:
         """The same chain with another embedding table (e.g. a prompt row appended)."""
         return _make_chain(self.A, self.pi0, table, self.usable)
 
+    def floor_at(self, every: int) -> float:
+        """The guard when the kernel rescales every ``every`` steps."""
+        amin = self.A[self.A > 0].min() if (self.A > 0).any() else 1.0
+        wmin = self.W[self.W > 0].min() if (self.W > 0).any() else 1.0
+        return float(8 * SMALLEST_NORMAL / (amin * wmin) ** every)
+
     def floor_for(self, rmin: float) -> float:
         """The guard for dot products with functionals whose smallest magnitude is ``rmin``."""
         return max(self.floor, 8 * SMALLEST_NORMAL / rmin)
