@@ -373,7 +373,11 @@ def theorem(args) -> dict:
                                "attended_is_Z": res.attended_is_Z,
                                "share_in_R": round(res.in_R / res.checked, 4) if res.checked else 0.0,
                                "certified": args.mode != "float",
-                               "verdicts_by": "float (uncertified)" if args.mode == "float" else "exact"}
+                               "verdicts_by": "float (uncertified)" if args.mode == "float" else "exact",
+                               "decided_by": dict(res.decided_by)}
+        if args.mode == "certified":
+            report["sequences"]["verdicts_by"] = ("a priori rounding-error bound, exact where it "
+                                                  "cannot decide")
         if res.first_disagreement is not None:
             d = res.first_disagreement
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
@@ -437,6 +441,8 @@ def render(result: dict) -> None:
                   f"({100 * s['share_in_R']:.1f}%), {s['agree']}/{s['in_R']} agree with F* on R; "
                   f"{s['outside_R']} outside R not counted; ties mu.p = 0 in R: {s['ties']}; "
                   f"attended set = Z on {s['attended_is_Z']}"
+                  + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
+                     if s.get("decided_by") else "")
                   + ("" if s["certified"] else " [uncertified float verdicts]"))
     ce = result.get("counterexample")
     if ce:

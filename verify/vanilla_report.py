@@ -165,6 +165,7 @@ def theorem(args) -> dict:
                                "outside_support": res.outside_support, "zero_norm": res.zero_norm,
                                "identity_agree": res.identity_agree if args.mode != "float" else None,
                                "exact_fallbacks": res.exact_fallbacks,
+                               "decided_by": dict(res.decided_by),
                                "certified": args.mode != "float"}
         if res.first_disagreement is not None:
             d = res.first_disagreement
@@ -218,7 +219,9 @@ def render(result: dict) -> None:
         out.print(f"sequences ({s['how']}, length <= {s['length']}): {s['agree']}/{s['checked']} agree with F*"
                   + (f", {s['in_R']} in R" if result["theorem"] not in ("3.3", "3.6") else "")
                   + f"; ties mu.p = 0: {s.get('ties', 0)}; outside supp(P[X]): {s.get('outside_support', 0)}"
-                  + ("" if s.get("certified", True) else " [uncertified float verdicts]"))
+                  + ("" if s.get("certified", True) else " [uncertified float verdicts]")
+                  + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
+                     if s.get("decided_by") else ""))
     ce = result.get("counterexample")
     if ce:
         out.print(f"[bold]counterexample[/bold] ({ce['kind']}):")
