@@ -150,6 +150,15 @@ class HMM(_Sizes):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, _freeze(getattr(self, name)))
 
+    def hidden_marginal_1(self) -> np.ndarray:
+        """``P[H_1] = A pi0``, shape ``(|H|,)`` (SPEC section 1; the prior of the first emitting
+        state). Exact for an exact HMM; a fresh writable array each call.
+
+        >>> HMM.create([[0, 1], [1, 0]], [[1, 0], [0, 1]], ['1/4', '3/4']).hidden_marginal_1().tolist()
+        [Fraction(3, 4), Fraction(1, 4)]
+        """
+        return self.A.dot(self.pi0)
+
     def with_task(self, mu: Any) -> "HMM":
         """The same HMM with task weights ``mu``."""
         return HMM(self.A, self.W, self.pi0, as_array(mu, exact=self.exact, name="mu"))
