@@ -9,7 +9,7 @@ from ..models.exceptions import InputError
 from ..models.hmm import HMM
 from ..models.instances import load_instance
 
-from . import assumptions as asm
+from .registry import check_assumptions
 from .cmd_theorem import THEOREMS
 from .render import console, emit_json
 
@@ -26,9 +26,7 @@ def add_parser(sub) -> None:
 
 
 def vanilla_assumptions(hmm: HMM, theorem_id: str) -> dict:
-    checks = {"3.3": {"3.1": asm.check_31, "3.2": asm.check_32},
-              "3.6": {"3.2": asm.check_32, "3.5": asm.check_35}}[theorem_id]
-    out = {name: fn(hmm) for name, fn in checks.items()}
+    out = check_assumptions(hmm, theorem_id)
     for v in out.values():
         v.pop("_sets", None)
     return out

@@ -14,12 +14,12 @@ from ..models.hmm import HMM
 from ..models.instances import read_json, save_instance
 from ..models.rational import fraction_array, format_array, format_fraction
 
-from . import assumptions as asm
 from . import sequences as seqs
 from .certificates import check_no_linear_head_certificate, find_no_linear_head_certificate
 from .vanilla import check_sequences, decide_direct, identity_check
 from .render import progress_bar
 from .common import load_task_instance, settle_verdict
+from .registry import check_assumptions
 
 __all__ = ["theorem", "load_or_generate", "read_witness", "render", "counterexample_for"]
 
@@ -129,9 +129,7 @@ def theorem(args) -> dict:
     """The report dict of ``verify theorem 3.3|3.6`` (SPEC section 4)."""
     tid = args.id
     hmm, instance = load_or_generate(args, tid)
-    checks = {"3.3": {"3.1": asm.check_31, "3.2": asm.check_32},
-              "3.6": {"3.2": asm.check_32, "3.5": asm.check_35}}[tid]
-    results = {name: fn(hmm) for name, fn in checks.items()}
+    results = check_assumptions(hmm, tid)
     sets = results.get("3.5", {}).pop("_sets", None)
     failed = {k: v for k, v in results.items() if not v["holds"]}
     report = {"theorem": tid, "verdict": None, "mode": args.mode, "instance": instance,
