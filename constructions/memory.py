@@ -68,7 +68,7 @@ import numpy as np
 
 from ..models.hmm import MemoryHMM
 
-from .linalg import left_inverse, rank, to_fmpq_mat
+from ..models.linalg import left_inverse, rank, to_fmpq_mat
 from .vanilla import ConstructionError
 
 __all__ = ["SpanDecomposition", "AttentionWitness", "AttentionResult", "RecoverableSets",

@@ -23,7 +23,7 @@ import numpy as np
 from ..models.exceptions import HeadpromptError
 from ..models.hmm import HMM
 
-from .linalg import left_inverse, rank
+from ..models.linalg import left_inverse, rank
 
 __all__ = ["ConstructionError", "LinearHeadWitness", "PromptWitness", "EssentialSets",
            "theorem_33_witness", "theorem_36_witness", "find_essential_sets", "prior_h1"]

@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..constructions.linalg import nullspace_vector, rank
+from ..models.linalg import nullspace_vector, rank
 from ..constructions.memory import (find_recoverable_states, pivot_columns, relevant_columns)
 from ..models.exceptions import InputError
 from ..models.hmm import HMM, MemoryHMM

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from headprompt.constructions.linalg import rank
+from headprompt.models.linalg import rank
 from headprompt.constructions.vanilla import (ConstructionError, find_essential_sets, theorem_33_witness,
                                    theorem_36_witness)
 from headprompt.models.generators import full_rank_hmm, prompt_friendly_hmm
