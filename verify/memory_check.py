@@ -36,7 +36,8 @@ from typing import Iterable, Sequence
 import flint
 import numpy as np
 
-from ..constructions.memory import AttentionWitness, attention
+from ..constructions.witnesses import AttentionWitness
+from ..models.attention import attention
 from ..models import inference_exact as ie
 from ..models import inference_float as iff
 from ..models.exceptions import InputError

@@ -6,13 +6,13 @@ import random
 
 import numpy as np
 
-from ..constructions.vanilla import (ConstructionError, LinearHeadWitness, PromptWitness,
-                                   theorem_33_witness, theorem_36_witness)
-from ..models.exceptions import InputError, InstanceFileError
+from ..constructions import witnesses
+from ..constructions.vanilla import PromptWitness, theorem_33_witness, theorem_36_witness
+from ..models.exceptions import ConstructionError, InputError
 from ..models.generators import full_rank_hmm, prompt_friendly_hmm
 from ..models.hmm import HMM
-from ..models.instances import read_json, save_instance
-from ..models.rational import fraction_array, format_array, format_fraction
+from ..models.instances import save_instance
+from ..models.rational import format_array, format_fraction
 
 from . import sequences as seqs
 from .certificates import check_no_linear_head_certificate, find_no_linear_head_certificate
@@ -50,29 +50,9 @@ def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
 
 
 def read_witness(path: str, theorem_id: str, hmm: HMM):
-    """A witness file (SPEC section 3) as a witness object, validated against the instance."""
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise InstanceFileError(f"{path}: expected a JSON object")
-    if "witness" in data and isinstance(data["witness"], dict):        # an --out file replayed
-        data = data["witness"]
-    if str(data.get("theorem", theorem_id)) != theorem_id:
-        raise InstanceFileError(f"{path}: witness is for theorem {data.get('theorem')!r}, not {theorem_id}")
-    need = ["b"] + (["u"] if theorem_id == "3.6" else [])
-    for key in need:
-        if key not in data:
-            raise InstanceFileError(f"{path}: witness for theorem {theorem_id} needs {key!r}")
-    b = fraction_array(data["b"], name=f"{path}: b")
-    if b.shape != (hmm.num_tokens,):
-        raise InstanceFileError(f"{path}: b has shape {b.shape}, expected ({hmm.num_tokens},) (one weight per token)")
-    if theorem_id == "3.3":
-        return LinearHeadWitness(b=b)
-    u = fraction_array(data["u"], name=f"{path}: u")
-    if u.shape != (hmm.num_states,):
-        raise InstanceFileError(f"{path}: u has shape {u.shape}, expected ({hmm.num_states},) (one entry per hidden state)")
-    if any(v < 0 or v > 1 for v in u):
-        raise InstanceFileError(f"{path}: u must lie in [0, 1]^|H| (the prompt is an emission column)")
-    return PromptWitness(u=u, b=b)
+    """A witness file (SPEC section 3) as a witness object, validated against the instance
+    (:func:`headprompt.constructions.witnesses.read_witness`, the one reader)."""
+    return witnesses.read_witness(path, theorem_id, hmm)[0]
 
 
 def _sequence_set(args, hmm: HMM):
