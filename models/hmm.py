@@ -232,6 +232,26 @@ class HMM(_Sizes):
     def _value_fields(self) -> tuple:
         return (self.A, self.W, self.pi0, self.mu)
 
+    @classmethod
+    def from_hmmlearn(cls, model: Any, *, pi0: Any = None, mu: Any = None) -> "HMM":
+        """A float HMM from a fitted ``hmmlearn.hmm.CategoricalHMM``: ``A = transmat_.T``,
+        ``W = emissionprob_.T`` and a ``pi0`` with ``A pi0 = startprob_`` (hmmlearn's start law
+        is our ``P[H_1]``); see :func:`headprompt.models.learned.from_hmmlearn`.
+
+        Raises:
+            InputError: when no ``pi0`` in the simplex has ``A pi0 = startprob_``.
+        """
+        from .learned import from_hmmlearn
+
+        return from_hmmlearn(model, pi0=pi0, mu=mu)
+
+    def to_hmmlearn(self, **kwargs: Any) -> Any:
+        """The ``hmmlearn.hmm.CategoricalHMM`` with ``startprob_ = A pi0``, ``transmat_ = A.T``,
+        ``emissionprob_ = W.T``; see :func:`headprompt.models.learned.to_hmmlearn`."""
+        from .learned import to_hmmlearn
+
+        return to_hmmlearn(self, **kwargs)
+
     def with_task(self, mu: Any) -> "HMM":
         """The same HMM with task weights ``mu``."""
         return HMM(self.A, self.W, self.pi0, as_array(mu, exact=self.exact, name="mu"))
