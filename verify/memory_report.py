@@ -22,6 +22,7 @@ from . import sequences as seqs
 from .memory_check import check_sequences, cross_check, identity_check
 from .render import progress_bar
 from .common import load_task_instance, settle_verdict
+from .rationalized import rationalized_source
 
 __all__ = ["theorem", "render", "counterexample", "generate_instance", "read_witness",
            "break_nondegeneracy", "sequence_set"]
@@ -207,11 +208,14 @@ def load_or_generate(args, tid: str) -> tuple[MemoryHMM, dict]:
     """The instance to check and the ``instance`` block of the report."""
     given = getattr(args, "model", None)
     if args.hmm or given is not None:
-        model = load_task_instance(args.hmm or given, tid, memory=True)
+        source, conversion = rationalized_source(args.hmm or given, getattr(args, "rationalize", None))
+        model = load_task_instance(source, tid, memory=True)
         if tid == "4.6" and model.cells != 1:
             raise InputError(f"{args.hmm or 'the instance'}: Theorem 4.6 is about one memory cell; the "
                              f"instance has {model.cells} (use C.6)")
         info = {"source": args.hmm or "object"}
+        if conversion is not None:
+            info["rationalized"] = conversion.to_dict()
     else:
         memory, cells, syntax = _sizes(args, tid)
         model, gen = generate_instance(tid, memory, cells, syntax, args.vocab, rng=np.random.default_rng(args.seed))
