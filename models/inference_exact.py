@@ -97,12 +97,15 @@ def integer_hmm(hmm: HMM) -> IntegerHMM:
     """The (cached) :class:`IntegerHMM` of an exact HMM.
 
     Raises:
-        InputError: for a float HMM (convert with ``hmm.to_exact()`` first).
+        InputError: for a float HMM (convert it explicitly first: ``rationalize``).
     """
     if not hmm.exact:
-        raise InputError("exact inference needs an exact HMM; convert with hmm.to_exact()")
-    if "integer" in hmm._cache:
-        return hmm._cache["integer"]
+        raise InputError("exact inference needs an exact HMM; convert it explicitly with "
+                         "headprompt.models.rationalize.rationalize(hmm) first")
+    return hmm.memo("integer", lambda: _build_integer_hmm(hmm))
+
+
+def _build_integer_hmm(hmm: HMM) -> IntegerHMM:
     dA, dW, dpi = (common_denominator(a) for a in (hmm.A, hmm.W, hmm.pi0))
     A_int = flint.fmpz_mat([[int(v * dA) for v in row] for row in hmm.A])
     W_rows = tuple(tuple(int(v * dW) for v in row) for row in hmm.W)
@@ -117,9 +120,7 @@ def integer_hmm(hmm: HMM) -> IntegerHMM:
             D[h, h] = w
         fwd.append(D * A_int)
         bwd.append(AT * D)
-    result = IntegerHMM(A_int, AT, W_int, pi0_int, dA, dW, dpi, tuple(fwd), tuple(bwd), W_rows)
-    hmm._cache["integer"] = result
-    return result
+    return IntegerHMM(A_int, AT, W_int, pi0_int, dA, dW, dpi, tuple(fwd), tuple(bwd), W_rows)
 
 
 def check_tokens(tokens: Sequence[int], num_tokens: int) -> list[int]:
