@@ -27,9 +27,10 @@ from fractions import Fraction
 import numpy as np
 
 from ..models.hmm import HMM, MemoryHMM
+from ..models.inference_exact import prior_h1
+from ..models.linalg import from_fmpq_mat, pivot_columns, to_fmpq_mat
 
-from .linalg import from_fmpq_mat, to_fmpq_mat
-from .vanilla import LinearHeadWitness, PromptWitness, find_essential_sets, prior_h1
+from .vanilla import LinearHeadWitness, PromptWitness, find_essential_sets
 
 __all__ = ["pseudo_inverse", "relaxed_33_witness", "relaxed_36_witness", "relaxed_memory_witness",
            "covering_set", "RECIPES"]
@@ -122,22 +123,24 @@ def relaxed_memory_witness(mhmm: MemoryHMM, theorem: str):
     pseudo-inverses; returns ``(witness, H_star)``. Used only where the paper's builder raises."""
     import math
 
-    from . import memory as cm
+    from .memory import prompt_vector
+    from .span import SpanDecomposition, column_index, relevant_columns, theta_one
+    from .witnesses import AttentionWitness
 
     mu = mhmm.mu
     prompt = theorem != "4.3"
     M_rec = tuple(range(mhmm.memory_values)) if not prompt else tuple(m for m in range(mhmm.memory_values) if mu[m] != 0)
     S_star = [0]
-    U_labels, rest = cm.relevant_columns(mhmm, S_star, None if not prompt else M_rec)
+    U_labels, rest = relevant_columns(mhmm, S_star, None if not prompt else M_rec)
     V = np.stack([mhmm.W[:, m, h] for m, h in rest], axis=1) if rest else np.empty((mhmm.num_tokens, 0), dtype=object)
-    Vb_labels = [rest[k] for k in cm.pivot_columns(V)] if rest else []
+    Vb_labels = [rest[k] for k in pivot_columns(V)] if rest else []
     basis = np.stack([mhmm.W[:, m, h] for m, h in list(U_labels) + Vb_labels], axis=1)
     n, X, M = mhmm.num_states, mhmm.num_tokens, mhmm.memory_values
     j_star = mhmm.target_cell
     h_star = j_star * mhmm.syntax_states
-    dec = cm.SpanDecomposition((h_star,), M_rec, tuple(U_labels), tuple(Vb_labels), pseudo_inverse(basis),
+    dec = SpanDecomposition((h_star,), M_rec, tuple(U_labels), tuple(Vb_labels), pseudo_inverse(basis),
                                mhmm.emission_matrix(), n)
-    T1 = cm.theta_one(mhmm, dec)
+    T1 = theta_one(mhmm, dec)
     Theta_K = np.concatenate([T1, np.full((1, X), Fraction(0), dtype=object)], axis=0)
     q = np.array([Fraction(1) if h == h_star else Fraction(0) for h in range(n)]
                  + [Fraction(1) if prompt else Fraction(0)], dtype=object)
@@ -145,20 +148,20 @@ def relaxed_memory_witness(mhmm: MemoryHMM, theorem: str):
     small = pseudo_inverse(U_h).dot(dec.projection(h_star))             # |M'| x |X|
     Theta_V = np.full((M * n, X), Fraction(0), dtype=object)
     for r, m in enumerate(M_rec):
-        Theta_V[cm.column_index(mhmm, m, h_star)] = small[r]
+        Theta_V[column_index(mhmm, m, h_star)] = small[r]
     b = np.array([Fraction(0)] * (M * n), dtype=object)
     for s in range(mhmm.syntax_states):
         for m in range(M):
-            b[cm.column_index(mhmm, m, j_star * mhmm.syntax_states + s)] = Fraction(mu[m])
+            b[column_index(mhmm, m, j_star * mhmm.syntax_states + s)] = Fraction(mu[m])
     notes = ("the paper's recipe without its non-degeneracy assumption: " + RECIPES[theorem],)
     if not prompt:
         beta = np.full((1, n + 1), Fraction(0), dtype=object)
-        return cm.AttentionWitness(q=q, Theta_K=Theta_K, beta=beta, Theta_V=Theta_V, b=b, theorem="4.3",
+        return AttentionWitness(q=q, Theta_K=Theta_K, beta=beta, Theta_V=Theta_V, b=b, theorem="4.3",
                                    H_star=(h_star,), S_star=(0,), memory_subset=M_rec, notes=notes), [h_star]
     top = max(Theta_K.T.dot(q)) if X else Fraction(0)
     c = Fraction(2) if top < 2 else Fraction(math.floor(top) + 1)
     beta = np.full((2, n + 1), Fraction(0), dtype=object)
     beta[0, n] = -c
-    return cm.AttentionWitness(q=q, Theta_K=Theta_K, beta=beta, Theta_V=Theta_V, b=b,
-                               u=cm.prompt_vector(mhmm, M_rec), theorem=theorem, H_star=(h_star,), S_star=(0,),
+    return AttentionWitness(q=q, Theta_K=Theta_K, beta=beta, Theta_V=Theta_V, b=b,
+                               u=prompt_vector(mhmm, M_rec), theorem=theorem, H_star=(h_star,), S_star=(0,),
                                memory_subset=M_rec, notes=notes), [h_star]

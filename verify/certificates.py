@@ -28,7 +28,7 @@ from typing import Sequence
 import numpy as np
 from scipy.optimize import linprog
 
-from ..constructions.linalg import from_fmpq_mat, to_fmpq_mat
+from ..models.linalg import from_fmpq_mat, to_fmpq_mat
 from ..models import inference_exact as ie
 from ..models.hmm import HMM
 from ..models.rational import format_fraction

@@ -6,13 +6,13 @@ import random
 
 import numpy as np
 
-from ..constructions.vanilla import (ConstructionError, LinearHeadWitness, PromptWitness,
-                                   theorem_33_witness, theorem_36_witness)
-from ..models.exceptions import InputError, InstanceFileError
+from ..constructions import witnesses
+from ..constructions.vanilla import PromptWitness, theorem_33_witness, theorem_36_witness
+from ..models.exceptions import ConstructionError, InputError, InternalError
 from ..models.generators import full_rank_hmm, prompt_friendly_hmm
 from ..models.hmm import HMM
-from ..models.instances import read_json, save_instance
-from ..models.rational import fraction_array, format_array, format_fraction
+from ..models.instances import save_instance
+from ..models.rational import format_array, format_fraction
 
 from . import sequences as seqs
 from .certificates import (check_no_linear_head_certificate, find_no_linear_head_certificate,
@@ -20,7 +20,9 @@ from .certificates import (check_no_linear_head_certificate, find_no_linear_head
 from .vanilla import check_sequences, decide_direct, identity_check
 from .render import progress_bar
 from .common import load_task_instance, settle_verdict
+from .rationalized import rationalized_source
 from .registry import check_assumptions
+from .robustness import robustness_block
 
 __all__ = ["theorem", "load_or_generate", "read_witness", "render", "counterexample_for",
            "no_basis_set_evidence"]
@@ -32,9 +34,14 @@ def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
     """The instance to check, and the ``instance`` block of the report."""
     given = getattr(args, "model", None)
     if args.hmm or given is not None:
-        model = load_task_instance(args.hmm or given, theorem_id, memory=False)
-        return model, {"hidden": model.num_states, "vocab": model.num_tokens, "seed": args.seed,
-                       "source": args.hmm or "object"}
+        source, conversion = rationalized_source(args.hmm or given, getattr(args, "rationalize", None))
+        model = load_task_instance(source, theorem_id, memory=False)
+        instance = {"hidden": model.num_states, "vocab": model.num_tokens, "seed": args.seed,
+                    "source": args.hmm or "object"}
+        if conversion is not None:
+            instance["rationalized"] = conversion.to_dict()
+            instance["_conversion"] = conversion            # popped by theorem()
+        return model, instance
     hidden = 25 if args.hidden is None else args.hidden
     rng = np.random.default_rng(args.seed)
     if theorem_id == "3.3" and hidden <= args.vocab:
@@ -52,29 +59,9 @@ def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
 
 
 def read_witness(path: str, theorem_id: str, hmm: HMM):
-    """A witness file (SPEC section 3) as a witness object, validated against the instance."""
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise InstanceFileError(f"{path}: expected a JSON object")
-    if "witness" in data and isinstance(data["witness"], dict):        # an --out file replayed
-        data = data["witness"]
-    if str(data.get("theorem", theorem_id)) != theorem_id:
-        raise InstanceFileError(f"{path}: witness is for theorem {data.get('theorem')!r}, not {theorem_id}")
-    need = ["b"] + (["u"] if theorem_id == "3.6" else [])
-    for key in need:
-        if key not in data:
-            raise InstanceFileError(f"{path}: witness for theorem {theorem_id} needs {key!r}")
-    b = fraction_array(data["b"], name=f"{path}: b")
-    if b.shape != (hmm.num_tokens,):
-        raise InstanceFileError(f"{path}: b has shape {b.shape}, expected ({hmm.num_tokens},) (one weight per token)")
-    if theorem_id == "3.3":
-        return LinearHeadWitness(b=b)
-    u = fraction_array(data["u"], name=f"{path}: u")
-    if u.shape != (hmm.num_states,):
-        raise InstanceFileError(f"{path}: u has shape {u.shape}, expected ({hmm.num_states},) (one entry per hidden state)")
-    if any(v < 0 or v > 1 for v in u):
-        raise InstanceFileError(f"{path}: u must lie in [0, 1]^|H| (the prompt is an emission column)")
-    return PromptWitness(u=u, b=b)
+    """A witness file (SPEC section 3) as a witness object, validated against the instance
+    (:func:`headprompt.constructions.witnesses.read_witness`, the one reader)."""
+    return witnesses.read_witness(path, theorem_id, hmm)[0]
 
 
 def _sequence_set(args, hmm: HMM):
@@ -216,6 +203,7 @@ def theorem(args) -> dict:
     """The report dict of ``verify theorem 3.3|3.6`` (SPEC section 4)."""
     tid = args.id
     hmm, instance = load_or_generate(args, tid)
+    conversion = instance.pop("_conversion", None)
     results = check_assumptions(hmm, tid)
     sets = results.get("3.5", {}).pop("_sets", None)
     failed = {k: v for k, v in results.items() if not v["holds"]}
@@ -252,6 +240,7 @@ def theorem(args) -> dict:
                                "outside_support": res.outside_support, "zero_norm": res.zero_norm,
                                "identity_agree": res.identity_agree if args.mode != "float" else None,
                                "exact_fallbacks": res.exact_fallbacks,
+                               "decided_by": dict(res.decided_by),
                                "certified": args.mode != "float"}
         if res.first_disagreement is not None:
             d = res.first_disagreement
@@ -259,6 +248,8 @@ def theorem(args) -> dict:
                                         "expected": d.expected, "got": d.got}
             if args.witness and tid == "3.6":
                 report["prompt_evidence"] = _given_prompt_evidence(hmm, u)
+        elif args.mode != "float":
+            report["robustness"] = robustness_block(hmm, tid, witness.b, u, sequences, rationalization=conversion)
     failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
                             construction_error=construction_error)
     if report["verdict"] == "assumptions-fail":
@@ -284,7 +275,7 @@ def _cross_check(hmm, tid, witness, sequences, mode, res) -> None:
     for d in fast.decisions:
         f_star, f, possible = decide_direct(hmm, tid, witness.b, getattr(witness, "u", None), d.sequence)
         if (f_star, f) != (d.expected, d.got):
-            raise RuntimeError(f"internal error: fast and direct checks differ on {list(d.sequence)}")
+            raise InternalError(f"fast and direct checks differ on {list(d.sequence)}")
 
 
 def render(result: dict) -> None:
@@ -307,7 +298,9 @@ def render(result: dict) -> None:
         out.print(f"sequences ({s['how']}, length <= {s['length']}): {s['agree']}/{s['checked']} agree with F*"
                   + (f", {s['in_R']} in R" if result["theorem"] not in ("3.3", "3.6") else "")
                   + f"; ties mu.p = 0: {s.get('ties', 0)}; outside supp(P[X]): {s.get('outside_support', 0)}"
-                  + ("" if s.get("certified", True) else " [uncertified float verdicts]"))
+                  + ("" if s.get("certified", True) else " [uncertified float verdicts]")
+                  + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
+                     if s.get("decided_by") else ""))
     ce = result.get("counterexample")
     if ce:
         out.print(f"[bold]counterexample[/bold] ({ce['kind']}):")

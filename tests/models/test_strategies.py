@@ -168,12 +168,14 @@ def test_a_users_own_property_test_runs_without_unsatisfiable():
     """What a user writes: default settings and health checks, no assume()."""
 
     @settings(deadline=None, database=None, max_examples=60)
-    @given(hmms(theorem="3.6", exact=st.booleans()), token_sequences(st.integers(1, 3), max_length=3))
+    @given(hmms(theorem="3.6"), token_sequences(st.integers(1, 3), max_length=3))
     def prompt_tuning_needs_only_h_star(hmm, tokens):
-        # the prompt's one-step reach carries the task: supp(mu) lies inside H*
-        exact = hmm if hmm.exact else hmm.to_exact()
-        w = theorem_36_witness(exact)
+        # the prompt's one-step reach carries the task: supp(mu) lies inside H*, and the float
+        # model (same numbers) agrees with the exact one on the prior P[H_1] = A pi0
+        w = theorem_36_witness(hmm)
         assert {h for h in range(hmm.num_states) if hmm.mu[h] != 0} <= set(w.H_star)
+        f = hmm.to_float()
+        assert np.allclose(f.A @ f.pi0, [float(v) for v in hmm.A.dot(hmm.pi0)])
         assert all(0 <= t < 3 for t in tokens)
 
     prompt_tuning_needs_only_h_star()
