@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from ..constructions.linalg import nullspace_vector, rank
+from ..models.linalg import nullspace_vector, rank
 from ..constructions.vanilla import find_essential_sets
 from ..models.hmm import HMM
 from ..models.rational import format_fraction

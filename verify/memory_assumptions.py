@@ -20,8 +20,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..constructions.linalg import nullspace_vector, rank
-from ..constructions.memory import (find_recoverable_states, pivot_columns, relevant_columns)
+from ..models.linalg import nullspace_vector, pivot_columns, rank
+from ..constructions.memory import find_recoverable_states
+from ..constructions.span import relevant_columns
 from ..models.exceptions import InputError
 from ..models.hmm import HMM, MemoryHMM
 from ..models.rational import format_fraction
