@@ -48,6 +48,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="run the (setting, trial) jobs as Ray tasks: a local Ray without ADDRESS, "
                         "else the cluster at ADDRESS (needs the 'cluster' extra)")
+    p.add_argument("--cached-only", action="store_true",
+                   help="run nothing: summarise the jobs of this sweep that already finished")
     p.add_argument("--out", metavar="DIR", default=None, help="output directory (default runs/NAME-SCALE)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
@@ -75,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         summary = run_experiment(args.name, args.scale, device=device, trials=args.trials, seed=args.seed,
                                  out=out, progress=not args.json, config=args.config,
                                  share_pretraining=args.share_pretraining, ray=args.ray,
-                                 threads=1 if one else None)
+                                 threads=1 if one else None, cached_only=args.cached_only)
     finally:
         torch.set_num_threads(threads)
     code = 4 if summary["failed_jobs"] else 0

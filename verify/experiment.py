@@ -72,12 +72,14 @@ def _check_out(out: Path) -> Path:
 def run_experiment(name: str, scale: str, *, device, trials: int | None = None, seed: int = 0,
                    out: Path | str | None = None, progress: bool = True, config: dict | str | Path | None = None,
                    share_pretraining: bool = False, ray: str | bool | None = None,
-                   threads: int | None = None) -> dict:
+                   threads: int | None = None, cached_only: bool = False) -> dict:
     """Run ``fig3-left`` or ``fig3-right`` at ``scale``; write the outputs into ``out``
     (default ``runs/<name>-<scale>``) and return the summary dict (SPEC section 4).
 
     ``ray``: ``None``/``False`` runs the jobs in this process; ``True`` or ``"local"`` on a local
-    Ray instance; any other string is the address of a Ray cluster to join.
+    Ray instance; any other string is the address of a Ray cluster to join. ``cached_only``
+    runs nothing and summarises the jobs already finished (a sweep in progress); the others are
+    counted under ``jobs.missing``.
 
     Raises:
         InputError: an unknown experiment or scale, a bad config, fewer than one trial, an
@@ -129,6 +131,9 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
             write_cached(spec, result, str(cache))
             results[result["key"]] = (spec, result)
 
+    missing = len(todo) if cached_only else 0
+    if cached_only:
+        todo = []
     with tqdm(total=len(specs), initial=reused, desc=f"{name} ({scale})", disable=None if progress else True) as bar:
         if ray:
             from .experiment_ray import run_on_ray
@@ -163,7 +168,8 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
                "quality": quality,
                "interval": "rows: Student-t 95% over trials on the logit scale (inside (0, 1)); "
                            "paired differences: Student-t 95% over trials",
-               "failed_jobs": failed, "jobs": {"total": len(specs), "reused": reused, "failed": len(failed)},
+               "failed_jobs": failed, "jobs": {"total": len(specs), "reused": reused, "failed": len(failed),
+                                                        **({"missing": missing} if cached_only else {})},
                "config": cfg, "version": version, "seconds": round(time.perf_counter() - t_start, 1)}
     if records:
         with open(out / "results.csv", "w", newline="") as fh:

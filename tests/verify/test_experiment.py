@@ -124,12 +124,14 @@ def test_tie_is_label_one_through_models_task():
     assert task_labels(post, mu).tolist() == [1, 0, 1]          # a tie goes to label 1 (SPEC)
 
 
-@pytest.mark.parametrize("name,rows,records", [("fig3-left", 2 * 4, 2 * 4), ("fig3-right", 4 * 2, 2 * (3 + 4))])
+@pytest.mark.parametrize("name,rows,records", [("fig3-left", 2 * 4, 2 * 4), ("fig3-right", 2 * 2, 3 + 4)])
 def test_cli_experiment_tiny_end_to_end(name, rows, records, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"
+    one = tmp_path / "one.json"                     # fig3-right: one |M| keeps CI fast
+    one.write_text(json.dumps({"memory_values": [2]}))
     code = main(["experiment", name, "--scale", "tiny", "--trials", "1", "--device", "cpu",
-                 "--out", str(out), "--json"])
+                 "--out", str(out), "--json"] + (["--config", str(one)] if name == "fig3-right" else []))
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads((out / "summary.json").read_text())

@@ -26,16 +26,16 @@ def test_ray_run_equals_in_process_run(tmp_path, monkeypatch):
 
     threads = torch.get_num_threads()
     monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "local-cache"))
-    local = run_experiment("fig3-right", "tiny", device=CPU, trials=2, out=tmp_path / "local", progress=False,
+    local = run_experiment("fig3-right", "tiny", device=CPU, trials=1, out=tmp_path / "local", progress=False,
                            config=MICRO, threads=1)
     monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "ray-cache"))   # nothing reused: Ray recomputes
     ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     try:
-        remote = run_experiment("fig3-right", "tiny", device=CPU, trials=2, out=tmp_path / "ray", progress=False,
+        remote = run_experiment("fig3-right", "tiny", device=CPU, trials=1, out=tmp_path / "ray", progress=False,
                                 config=MICRO, ray=True, threads=1)
     finally:
         ray.shutdown()
         torch.set_num_threads(threads)
-    assert remote["jobs"] == {"total": 4, "reused": 0, "failed": 0}
+    assert remote["jobs"] == {"total": 2, "reused": 0, "failed": 0}
     assert _numbers(remote) == _numbers(local)
     assert (tmp_path / "ray" / "fig3-right.png").exists()
