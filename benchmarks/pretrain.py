@@ -79,7 +79,11 @@ def recipe(scale, name: str):
     """The pretraining config of ``scale`` under recipe ``name`` (module docstring)."""
     if name == "paper":
         return scale.pretrain
-    return dataclasses.replace(scale.pretrain, batch_size=64, learning_rate=1e-4, warmup_steps=200)
+    import tomllib
+    from pathlib import Path
+
+    table = tomllib.loads((Path(__file__).parent / "recipes" / f"{name}.toml").read_text())["pretrain"]
+    return dataclasses.replace(scale.pretrain, **table)
 
 
 def measure(model_config, pretrain_config, *, steps: int, device: torch.device, seed: int = 0,
