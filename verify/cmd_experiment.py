@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         first = summary["failed_jobs"][0]
         print(f"error: {len(summary['failed_jobs'])} of {summary['jobs']['total']} jobs failed (first: "
               f"{first['setting']} trial {first['trial']}: {first['error']}); the others are saved, "
-              f"a rerun resumes", file=sys.stderr)
+              f"a rerun resumes; tracebacks under failed_jobs in summary.json", file=sys.stderr)
     if args.json:
         emit_json(summary)
         return code

@@ -126,7 +126,8 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
 
     def on_result(spec: dict, result: dict) -> None:
         if "error" in result:
-            failed.append({"setting": spec["setting"], "trial": spec["trial"], "error": result["error"]})
+            failed.append({"setting": spec["setting"], "trial": spec["trial"], "error": result["error"],
+                           "traceback": result.get("traceback")})
         else:
             write_cached(spec, result, str(cache))
             results[result["key"]] = (spec, result)
