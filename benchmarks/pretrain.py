@@ -131,7 +131,8 @@ def full_pretraining(scale, pretrain_config, device: torch.device, *, minutes: f
     import numpy as np
 
     from headprompt.models.generators import appendix_d_hmm
-    from headprompt.models.mlm import PretrainingPaused, load_or_pretrain
+    from headprompt.models.mlm import PretrainingPaused
+    from headprompt.models.mlm_cache import load_or_pretrain
 
     hmm = appendix_d_hmm(30, 10, rng=np.random.default_rng([seed, 30, 0]))
     t0 = time.perf_counter()

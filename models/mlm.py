@@ -18,16 +18,16 @@ synchronisation per step). Every step's batch and masks are a function of ``(see
 run saved every ``checkpoint_every`` steps (or when its ``time_limit`` runs out) resumes to the
 same weights as an uninterrupted run.
 
-The quality gate (:func:`quality`) compares the model's prediction at a masked position with
+The quality gate (:func:`models.mlm_gate.quality`) compares the model's prediction at a masked position with
 the exact ``G_i`` (``inference_float.conditionals``, float64) on held-out sequences: mean total
 variation distance and the gap between the two negative log-likelihoods. With ``stop_at_gate``,
 pretraining stops once the TV is at most ``gate_tv`` (a convergence criterion), measured on one
 held-out set; the reported figure comes from a second one. Predictions (:func:`masked_predictions`),
 the gate and held-out losses run in fp32 on every device.
 
-:func:`load_or_pretrain` caches the trained weights on disk under ``$HEADPROMPT_CACHE`` (default
+:func:`models.mlm_cache.load_or_pretrain` caches the trained weights on disk under ``$HEADPROMPT_CACHE`` (default
 ``~/.cache/headprompt``), keyed by a hash of both configs, the HMM's parameters and the seed
-(:func:`cache_key`; the device is not part of the key); a corrupt or foreign checkpoint is
+(the device is not part of the key); a corrupt or foreign checkpoint is
 discarded with a warning and retrained.
 
 Shapes: ``B`` batch, ``T`` positions, ``C`` width, ``X`` real symbols.
@@ -37,12 +37,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
-import json
 import math
-import os
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,10 +51,8 @@ from .exceptions import InputError
 from .inference_torch import resolve_device
 
 __all__ = ["MLMConfig", "PretrainConfig", "MLM", "resolve_device", "autocast_context", "batch_loss",
-           "learning_rate_at", "mask_tokens", "sample_documents", "pretrain", "cache_dir",
-           "cache_key", "load_or_pretrain", "masked_predictions", "masked_lm_loss",
-           "unigram_entropy", "check_configs", "check_writable_dir", "GateSet", "gate_set",
-           "quality", "PretrainingPaused"]
+           "learning_rate_at", "mask_tokens", "sample_documents", "pretrain", "masked_predictions",
+           "masked_lm_loss", "unigram_entropy", "check_configs", "PretrainingPaused"]
 
 CHECKPOINT_FORMAT = 3   # bump when pretraining data or training code changes
 
@@ -347,58 +341,6 @@ def masked_predictions(model: MLM, tokens: torch.Tensor, positions: torch.Tensor
 
 
 # --------------------------------------------------------------------------------------------
-# The quality gate: the pretrained MLM against the exact conditionals G_i
-
-@dataclass(frozen=True)
-class GateSet:
-    """Held-out sequences ``tokens`` ``[n, L]``, masked positions ``positions`` ``[n, 2]``
-    (position 0, where the downstream heads read, and one uniform position in ``1..L-1``) and
-    the exact ``G_i`` there, ``exact`` ``[n, 2, X]`` (float64, from ``inference_float``)."""
-
-    tokens: np.ndarray
-    positions: np.ndarray
-    exact: np.ndarray
-
-
-def gate_set(hmm, num_sequences: int, length: int, *, seed) -> GateSet:
-    """Sample a :class:`GateSet` from ``hmm`` (a memory HMM is read through its lift)."""
-    from . import inference_float
-    from .hmm import MemoryHMM
-
-    base = list(seed) if isinstance(seed, (list, tuple)) else [seed]
-    tokens = sample_documents(hmm, num_sequences, length, seed=[*base, 0x6A7E])
-    rng = np.random.default_rng([*base, 0x9051])
-    positions = np.stack([np.zeros(num_sequences, dtype=np.int64),
-                          rng.integers(1, length, num_sequences)], axis=1)        # [n, 2]
-    vanilla = (hmm.lift() if isinstance(hmm, MemoryHMM) else hmm).to_float()
-    cond = inference_float.conditionals(vanilla, tokens)                           # [n, L, X]
-    exact = np.take_along_axis(cond, positions[:, :, None], axis=1)                # [n, 2, X]
-    return GateSet(tokens, positions, exact)
-
-
-def quality(model: MLM, gate: GateSet, threshold: float = 0.05) -> dict:
-    """How well ``model`` computes ``G_i`` on ``gate``'s held-out sequences.
-
-    Returns ``tv`` (mean total-variation distance ``0.5 |p - G_i|_1`` over both masked positions
-    of every sequence), ``tv_first`` (position 0 only), ``mlm_loss`` and ``exact_loss`` (mean
-    negative log-likelihood, nats, of the true token under the MLM and under the exact ``G_i``),
-    ``loss_gap`` (their difference, >= 0 in expectation), ``passed`` (``tv <= threshold``),
-    ``threshold`` and ``sequences``."""
-    tokens = torch.as_tensor(gate.tokens)
-    n = len(tokens)
-    preds = torch.stack([masked_predictions(model, tokens, torch.as_tensor(gate.positions[:, j]))
-                         for j in range(gate.positions.shape[1])], dim=1).double().numpy()   # [n, 2, X]
-    tv = 0.5 * np.abs(preds - gate.exact).sum(-1)                                   # [n, 2]
-    truth = np.take_along_axis(gate.tokens, gate.positions, axis=1)                  # [n, 2]
-    pick = lambda p: np.take_along_axis(p, truth[:, :, None], axis=2)[..., 0]       # noqa: E731
-    mlm_loss = float(-np.log(np.maximum(pick(preds), 1e-12)).mean())
-    exact_loss = float(-np.log(np.maximum(pick(gate.exact), 1e-300)).mean())
-    return {"tv": float(tv.mean()), "tv_first": float(tv[:, 0].mean()), "mlm_loss": mlm_loss,
-            "exact_loss": exact_loss, "loss_gap": mlm_loss - exact_loss,
-            "passed": bool(tv.mean() <= threshold), "threshold": float(threshold), "sequences": int(n)}
-
-
-# --------------------------------------------------------------------------------------------
 # Pretraining (resumable)
 
 class PretrainingPaused(Exception):
@@ -485,6 +427,9 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
     """
     from tqdm.auto import tqdm
 
+    from .mlm_cache import cache_key, read_checkpoint, write_checkpoint
+    from .mlm_gate import gate_set, quality
+
     mc, pc = model_config, pretrain_config
     check_configs(mc, pc)
     if hmm.num_tokens != mc.num_tokens:
@@ -501,7 +446,7 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
     optimizer = _optimizer(model, pc, device)
     state = {"step": 0, "losses": [], "gate_history": [], "seconds": 0.0, "stopped": "budget"}
     if resume_path is not None and Path(resume_path).exists():
-        saved = _read_checkpoint(Path(resume_path), key, device)
+        saved = read_checkpoint(Path(resume_path), key, device)
         if saved is not None and "optimizer" in saved:
             model.load_state_dict(saved["state_dict"])
             optimizer.load_state_dict(saved["optimizer"])
@@ -514,7 +459,7 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
 
     def save() -> None:
         if resume_path is not None:
-            _write_checkpoint(Path(resume_path), {
+            write_checkpoint(Path(resume_path), {
                 "format": CHECKPOINT_FORMAT, "key": key, "model_config": dataclasses.asdict(mc),
                 "state_dict": model.state_dict(), "optimizer": optimizer.state_dict(),
                 "state": {**state, "seconds": state["seconds"] + time.perf_counter() - run_start}})
@@ -567,121 +512,3 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
             "seconds": state["seconds"] + time.perf_counter() - run_start}
     model.eval()
     return model, info
-
-
-# --------------------------------------------------------------------------------------------
-# The disk cache of pretrained models
-
-def cache_dir() -> Path:
-    """``$HEADPROMPT_CACHE`` if set, else ``~/.cache/headprompt``."""
-    return Path(os.environ.get("HEADPROMPT_CACHE") or Path.home() / ".cache" / "headprompt")
-
-
-def check_writable_dir(path: Path | str, what: str) -> Path:
-    """Create ``path`` if needed and check that files can be written there.
-
-    Raises:
-        InputError: ``path`` (or a parent) is a file, or the directory cannot be written.
-    """
-    path = Path(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise InputError(f"{what}: {path} is a file, not a directory") from None
-    except OSError as exc:
-        raise InputError(f"{what}: cannot create directory {path} ({exc.strerror})") from None
-    if not path.is_dir():
-        raise InputError(f"{what}: {path} is not a directory")
-    probe = path / f".write-test-{os.getpid()}"
-    try:
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise InputError(f"{what}: directory {path} is not writable ({exc.strerror})") from None
-    return path
-
-
-def _fingerprint(hmm) -> dict:
-    """Type name plus a sha256 of every array (as float64) and every scalar field."""
-    out = {"type": type(hmm).__name__}
-    for f in dataclasses.fields(hmm):
-        if f.name.startswith("_"):
-            continue
-        value = getattr(hmm, f.name)
-        if isinstance(value, np.ndarray):
-            arr = np.ascontiguousarray(np.asarray(value, dtype=float))
-            out[f.name] = [list(arr.shape), hashlib.sha256(arr.tobytes()).hexdigest()]
-        else:
-            out[f.name] = value if value is None or isinstance(value, (int, float, str)) else repr(value)
-    return out
-
-
-def cache_key(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, seed: int) -> str:
-    """A 20-hex-digit key from both configs, the HMM's parameters and the seed."""
-    blob = json.dumps({"format": CHECKPOINT_FORMAT, "model": dataclasses.asdict(model_config),
-                       "pretrain": dataclasses.asdict(pretrain_config), "seed": int(seed),
-                       "hmm": _fingerprint(hmm.to_float())}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
-
-
-def _read_checkpoint(path: Path, key: str, device: torch.device) -> dict | None:
-    """The checkpoint at ``path`` if it is readable and was written for ``key``; otherwise a
-    warning, the file is removed, and ``None`` (the caller retrains)."""
-    try:
-        ckpt = torch.load(path, map_location=device, weights_only=True)
-        if not isinstance(ckpt, dict) or ckpt.get("key") != key or ckpt.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError("written for other settings (foreign checkpoint)")
-        return ckpt
-    except Exception as exc:   # noqa: BLE001 - any unreadable file is discarded, never fatal
-        warnings.warn(f"discarding unusable checkpoint {path} ({type(exc).__name__}: "
-                      f"{str(exc).splitlines()[0] if str(exc) else 'unreadable'}); retraining", stacklevel=3)
-        with contextlib.suppress(OSError):
-            path.unlink()
-        return None
-
-
-def _write_checkpoint(path: Path, payload: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
-
-
-def load_or_pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, seed: int,
-                     device: torch.device, directory: Path | None = None,
-                     progress: bool = True, time_limit: float | None = None) -> tuple[MLM, dict]:
-    """The pretrained model for these settings, from the disk cache when present.
-
-    ``info`` is :func:`pretrain`'s plus ``cached`` (bool) and ``path``. The checkpoint stores
-    the key, both configs, the seed, the weights and the info; a corrupt or foreign file is
-    discarded with a warning and the model retrained. An unfinished run (``*.partial``, written
-    every ``checkpoint_every`` steps or when ``time_limit`` ran out) is resumed.
-
-    Raises:
-        InputError: the cache directory is a file or cannot be written.
-        PretrainingPaused: ``time_limit`` ran out (the run is saved and resumes on the next call).
-    """
-    directory = check_writable_dir(cache_dir() if directory is None else Path(directory), "cache directory")
-    key = cache_key(hmm, model_config, pretrain_config, seed)
-    path = directory / f"mlm-{key}.pt"
-    if path.exists():
-        ckpt = _read_checkpoint(path, key, device)
-        if ckpt is not None:
-            try:
-                model = MLM(MLMConfig(**ckpt["model_config"])).to(device)
-                model.load_state_dict(ckpt["state_dict"])
-                model.eval()
-                return model, {**ckpt["info"], "cached": True, "path": str(path)}
-            except (RuntimeError, KeyError, TypeError, ValueError) as exc:
-                warnings.warn(f"discarding unusable checkpoint {path} ({type(exc).__name__}); retraining",
-                              stacklevel=2)
-    partial = directory / f"mlm-{key}.partial"
-    model, info = pretrain(hmm, model_config, pretrain_config, seed=seed, device=device, progress=progress,
-                           resume_path=partial, time_limit=time_limit)
-    _write_checkpoint(path, {"format": CHECKPOINT_FORMAT, "key": key,
-                             "model_config": dataclasses.asdict(model_config),
-                             "pretrain_config": dataclasses.asdict(pretrain_config), "seed": int(seed),
-                             "state_dict": model.state_dict(), "info": info})
-    with contextlib.suppress(OSError):
-        partial.unlink()
-    return model, {**info, "cached": False, "path": str(path)}

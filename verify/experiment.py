@@ -11,7 +11,7 @@ memory data.
 Every trial draws a new HMM, pretrains a new MLM and draws a new task, as the final version of
 the paper does ("trials of pretraining and finetuning"); ``share_pretraining`` keeps one HMM and
 one MLM per setting (Appendix D's design) and redraws only the task. Each MLM passes through
-the quality gate (:func:`models.mlm.quality`: mean TV to the exact ``G_i`` at masked positions
+the quality gate (:func:`models.mlm_gate.quality`: mean TV to the exact ``G_i`` at masked positions
 of held-out sequences, and the loss gap); a setting whose MLM failed in any trial never counts
 toward a prediction. Predictions are paired verdicts (:mod:`verify.experiment_stats`).
 
@@ -64,7 +64,7 @@ def _is_main(name: str, r: dict) -> bool:
 
 
 def _check_out(out: Path) -> Path:
-    from ..models.mlm import check_writable_dir
+    from ..models.mlm_cache import check_writable_dir
 
     return check_writable_dir(out, "--out")
 
@@ -89,7 +89,8 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
 
     from tqdm.auto import tqdm
 
-    from ..models.mlm import cache_dir, check_configs, check_writable_dir
+    from ..models.mlm import check_configs
+    from ..models.mlm_cache import cache_dir, check_writable_dir
     from .experiment_jobs import job_specs, read_cached, run_job_safely, write_cached
     from .experiment_plot import plot
 

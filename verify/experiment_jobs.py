@@ -76,7 +76,7 @@ def job_key(spec: dict) -> str:
 
 
 def _jobs_dir(cache: str | None) -> Path:
-    from ..models.mlm import cache_dir
+    from ..models.mlm_cache import cache_dir
 
     return (Path(cache) if cache else cache_dir()) / "jobs"
 
@@ -119,7 +119,8 @@ def run_job(spec: dict, *, progress: bool = False) -> dict:
     import numpy as np
     import torch
 
-    from ..models.mlm import MLMConfig, PretrainConfig, load_or_pretrain
+    from ..models.mlm import MLMConfig, PretrainConfig
+    from ..models.mlm_cache import load_or_pretrain
     from ..models.sampling import sample
     from ..models.tuning import SPLITS, ExactBackbone, MLMBackbone, TaskConfig, TuneConfig, make_task, tune
 

@@ -10,8 +10,9 @@ import torch
 
 from headprompt.models import inference_float
 from headprompt.models.generators import appendix_d_hmm
-from headprompt.models.mlm import (MLM, MLMConfig, PretrainConfig, PretrainingPaused, autocast_context, gate_set,
-                                  masked_predictions, pretrain, quality, sample_documents)
+from headprompt.models.mlm import (MLM, MLMConfig, PretrainConfig, PretrainingPaused, autocast_context,
+                                  masked_predictions, pretrain, sample_documents)
+from headprompt.models.mlm_gate import gate_set, quality
 from headprompt.models.tuning import ExactBackbone, MLMBackbone, TaskConfig, TuneConfig, make_task, tune
 
 pytestmark = [pytest.mark.cuda,

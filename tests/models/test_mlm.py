@@ -12,9 +12,10 @@ import torch
 from headprompt.models import inference_float
 from headprompt.models.exceptions import InputError
 from headprompt.models.generators import appendix_d_hmm
-from headprompt.models.mlm import (MLM, MLMConfig, PretrainConfig, PretrainingPaused, cache_key, gate_set,
-                                  learning_rate_at, load_or_pretrain, mask_tokens, masked_predictions, pretrain,
-                                  quality, resolve_device, sample_documents)
+from headprompt.models.mlm import (MLM, MLMConfig, PretrainConfig, PretrainingPaused, learning_rate_at, mask_tokens,
+                                  masked_predictions, pretrain, resolve_device, sample_documents)
+from headprompt.models.mlm_cache import cache_key, load_or_pretrain
+from headprompt.models.mlm_gate import gate_set, quality
 from tests import oracle
 
 TINY = MLMConfig(num_tokens=10, block_size=48, n_layer=2, n_head=4, n_embd=64, dropout=0.0)

@@ -247,7 +247,7 @@ def test_cli_experiment_bad_input(argv, match, capsys):
 
 @pytest.mark.parametrize("what", ["out", "cache"])
 def test_out_or_cache_that_is_a_file_is_bad_input_before_training(what, tmp_path, monkeypatch, capsys):
-    import headprompt.models.mlm as mlm
+    import headprompt.models.mlm_cache as mlm
 
     blocker = tmp_path / "file"
     blocker.write_text("x")
