@@ -21,7 +21,7 @@ def plot(name: str, summary: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = summary["rows"] + summary.get("control_rows", [])
-    fig, ax = plt.subplots(figsize=(7, 4.8))
+    fig, ax = plt.subplots(figsize=(9.5, 4.8))
     if name == "fig3-left":
         lines = [("head", None, "mlm", "Head tuning (MLM)", "tab:blue", "-"),
                  ("prompt", None, "mlm", "Prompt tuning (MLM)", "tab:orange", "-"),
@@ -67,12 +67,13 @@ def plot(name: str, summary: dict, path: Path) -> None:
     for x, (tv, ok) in gate.items():
         ax.annotate(f"TV {tv:.2f}", (x, 0.37), ha="center", fontsize=6.5, color="black" if ok else "red")
     trials = max((r["trials"] for r in rows), default=0)
-    ax.set_title(f"{name}, scale {summary['scale']}, {trials} trials (new HMM + pretraining each"
-                 f"{'' if not summary.get('share_pretraining') else ': shared'})\n"
+    design = ("one HMM and pretraining per setting" if summary.get("share_pretraining")
+              else "a new HMM and pretraining per trial")
+    ax.set_title(f"{name}, scale {summary['scale']}, {trials} trial{'s' if trials != 1 else ''} ({design})\n"
                  f"solid: MLM, dashed: exact G; bands: 95% t-intervals (logit scale); "
                  f"TV: worst MLM-vs-G gate (red: failed)", fontsize=8)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=6.5, loc="lower left", ncol=2)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
