@@ -6,7 +6,7 @@ found and, where it helps, how to fix it.
 """
 
 __all__ = ["HeadpromptError", "InputError", "ValidationError", "InstanceFileError",
-           "SequenceError", "ExactnessError"]
+           "SequenceError", "ExactnessError", "LimitError", "InternalError"]
 
 
 class HeadpromptError(Exception):
@@ -31,3 +31,12 @@ class SequenceError(InputError):
 
 class ExactnessError(InputError):
     """A value that must be exact (rational) is not, e.g. a float reached exact mode."""
+
+
+class LimitError(InputError):
+    """An input too large to finish (digits, states, lengths, sample counts); the message names
+    the limit and the way forward (exit code 2, decided before any large allocation)."""
+
+
+class InternalError(HeadpromptError):
+    """A bug: a check of the toolkit against itself failed (exit code 4 in the CLI)."""

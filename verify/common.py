@@ -6,7 +6,7 @@ import re
 
 from ..models.exceptions import InputError, InstanceFileError, SequenceError
 
-__all__ = ["parse_sequence", "MODES", "load_task_instance", "settle_verdict"]
+__all__ = ["parse_sequence", "MODES", "load_task_instance", "settle_verdict", "label_counts"]
 
 MODES = ("exact", "certified", "float")
 
@@ -73,3 +73,19 @@ def settle_verdict(report: dict, *, witness_given: bool, failed: dict, construct
         failed = {"construction": {"holds": False, "why": construction_error}}
     report["failed"] = sorted(failed)
     return failed
+
+
+def label_counts(expected) -> dict:
+    """The honest-verdict fields of a report (SPEC section 4) from the ``F*`` labels of the
+    sequences that count (memory theorems: those in ``R``): ``labels`` ``{"0": n0, "1": n1}``
+    and ``vacuous``, true when a label never occurs (or nothing counts), so that the check
+    could not have failed on it.
+
+    >>> label_counts([1, 1, 0])
+    {'labels': {'0': 1, '1': 2}, 'vacuous': False}
+    >>> label_counts([])["vacuous"]
+    True
+    """
+    ones = sum(1 for e in expected if e == 1)
+    zeros = sum(1 for e in expected if e == 0)
+    return {"labels": {"0": zeros, "1": ones}, "vacuous": zeros == 0 or ones == 0}

@@ -19,7 +19,7 @@ from . import sequences as seqs
 from .certificates import check_no_linear_head_certificate, find_no_linear_head_certificate
 from .vanilla import check_sequences, decide_direct, identity_check
 from .render import progress_bar
-from .common import load_task_instance, settle_verdict
+from .common import label_counts, load_task_instance, settle_verdict
 
 __all__ = ["theorem", "load_or_generate", "read_witness", "render", "counterexample_for"]
 
@@ -46,7 +46,8 @@ def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
         if theorem_id == "3.3":
             how += f" (no instance can satisfy Assumption 3.1 with |H| = {hidden} > |X| = {args.vocab})"
     return model, {"hidden": hidden, "vocab": args.vocab, "seed": args.seed, "source": "generated",
-                   "how": how, "tie_sequence": info.get("tie_sequence")}
+                   "how": how, "tie_sequence": info.get("tie_sequence"),
+                   "label_shares": info.get("label_shares")}
 
 
 def read_witness(path: str, theorem_id: str, hmm: HMM):
@@ -75,7 +76,7 @@ def read_witness(path: str, theorem_id: str, hmm: HMM):
     return PromptWitness(u=u, b=b)
 
 
-def _sequence_set(args, hmm: HMM):
+def _sequence_set(args, hmm: HMM, extra=()):
     rng = np.random.default_rng(args.seed + 1)
     if args.exhaustive:
         length = 4 if args.length is None else args.length
@@ -83,7 +84,7 @@ def _sequence_set(args, hmm: HMM):
     length = 8 if args.length is None else args.length
     pool = seqs.sampled(hmm, args.samples, length, rng=rng) if args.samples else []
     adv = seqs.adversarial(hmm, 200, length, rng=rng)
-    return list(dict.fromkeys(pool + adv)), "sampled", length
+    return list(dict.fromkeys(pool + adv + [tuple(e) for e in extra])), "sampled", length
 
 
 def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0,
@@ -134,9 +135,9 @@ def theorem(args) -> dict:
     results = {name: fn(hmm) for name, fn in checks.items()}
     sets = results.get("3.5", {}).pop("_sets", None)
     failed = {k: v for k, v in results.items() if not v["holds"]}
-    report = {"theorem": tid, "verdict": None, "mode": args.mode, "instance": instance,
-              "assumptions": results, "witness": None, "identity": None, "sequences": None,
-              "counterexample": None}
+    report = {"theorem": tid, "verdict": None, "mode": args.mode, "certified": args.mode != "float",
+              "instance": instance, "assumptions": results, "witness": None, "identity": None,
+              "sequences": None, "labels": None, "vacuous": None, "counterexample": None}
     witness, construction_error = None, None
     if args.witness:
         witness = read_witness(args.witness, tid, hmm)
@@ -156,11 +157,14 @@ def theorem(args) -> dict:
         lam = report["identity"].pop("lambda")
         if lam is not None:
             report["identity"]["lambda"] = format_fraction(lam)
-        sequences, how, length = _sequence_set(args, hmm)
-        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}")
-        res = check_sequences(hmm, tid, witness.b, u, sequences, mode=args.mode, lam=lam, progress=tick)
+        extra = [instance["tie_sequence"]] if instance.get("tie_sequence") else []
+        sequences, how, length = _sequence_set(args, hmm, extra)
+        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False))
+        res = check_sequences(hmm, tid, witness.b, u, sequences, mode=args.mode, lam=lam, progress=tick, keep=True)
         if bar is not None:
             bar.close()
+        report.update(label_counts([d.expected for d in res.decisions]))
+        res.decisions = []
         _cross_check(hmm, tid, witness, sequences, args.mode, res)
         report["sequences"] = {"checked": res.checked, "agree": res.agree, "in_R": res.checked,
                                "length": length, "how": how, "ties": res.ties,
@@ -202,7 +206,7 @@ def _cross_check(hmm, tid, witness, sequences, mode, res) -> None:
 
 def render(result: dict) -> None:
     """A readable report of a theorem result dict."""
-    from .render import console, print_header
+    from .render import console, print_header, print_labels
 
     out = console()
     print_header(out, result)
@@ -221,6 +225,7 @@ def render(result: dict) -> None:
                   + (f", {s['in_R']} in R" if result["theorem"] not in ("3.3", "3.6") else "")
                   + f"; ties mu.p = 0: {s.get('ties', 0)}; outside supp(P[X]): {s.get('outside_support', 0)}"
                   + ("" if s.get("certified", True) else " [uncertified float verdicts]"))
+    print_labels(out, result)
     ce = result.get("counterexample")
     if ce:
         out.print(f"[bold]counterexample[/bold] ({ce['kind']}):")
