@@ -96,6 +96,10 @@ def read_json(path: str | Path) -> Any:
     return data
 
 
+def _reject_constant(path, name: str):
+    raise InstanceFileError(f"{path}: {name} is not a number; instance files need finite values")
+
+
 def _max_depth(text: str) -> int:
     """The deepest bracket nesting of JSON text, skipping strings (no parsing, no recursion)."""
     depth = best = 0
@@ -192,7 +196,7 @@ def _check_memory_sizes(data: dict, *, exact: bool, source: str) -> None:
     for key in ("cells", "memory_values", "syntax_states"):
         v = data[key]
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValidationError(f"{source}: {key}: expected an integer >= 1, found {v!r}")
+            raise ValidationError(f"{source}: {key} must be >= 1 (an integer), found {v!r}")
         sizes[key] = v
     check_lifted_states(sizes["memory_values"], sizes["cells"], sizes["syntax_states"],
                         mode="exact" if exact else "float", where=source)

@@ -20,6 +20,7 @@ from ..models.rational import round_to_denominator
 
 from .cmd_assumptions import vanilla_assumptions
 from .cmd_theorem import THEOREMS, add_instance_options, check_common
+from .common import check_out_path, check_theorem_flags
 from .render import console, emit_json
 from .vanilla_report import counterexample_for, load_or_generate
 
@@ -66,6 +67,8 @@ def failing_instance(theorem_id: str, hidden: int, vocab: int, seed: int) -> tup
 def run(args) -> int:
     if args.id not in THEOREMS:
         raise InputError(f"theorem {args.id!r}: expected one of {', '.join(THEOREMS)}")
+    check_theorem_flags(args, defaults={"vocab": 10})
+    check_out_path(args.out)
     check_common(args)
     if args.id not in ("3.3", "3.6"):
         from . import memory_report

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..models.exceptions import InputError
 
 from .api import run_theorem
+from .common import check_out_path, check_theorem_flags
 from .registry import THEOREM_IDS, theorem_spec
 from .render import emit_json
 from .requests import TheoremRequest
@@ -23,7 +24,7 @@ def add_instance_options(p, *, sizes: bool = True) -> None:
     if sizes:
         p.add_argument("--hidden", type=int, default=None, metavar="N",
                        help="hidden states |H| of a generated instance (default 25; memory HMMs: syntax states)")
-        p.add_argument("--vocab", type=int, default=10, metavar="K", help="tokens |X| (default 10)")
+        p.add_argument("--vocab", type=int, default=None, metavar="K", help="tokens |X| (default 10)")
         p.add_argument("--memory", type=int, default=None, metavar="M", help="memory values |M| (memory HMMs)")
         p.add_argument("--cells", type=int, default=None, metavar="N", help="memory cells (memory HMMs)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated instance and samples")
@@ -38,7 +39,7 @@ def add_parser(sub) -> None:
     p.add_argument("--length", type=int, default=None, metavar="T",
                    help="sequence length (default 8 sampled; 4 with --exhaustive)")
     p.add_argument("--witness", metavar="FILE", default=None, help="check these head/prompt parameters")
-    p.add_argument("--samples", type=int, default=10_000, metavar="N", help="sampled sequences (default 10000)")
+    p.add_argument("--samples", type=int, default=None, metavar="N", help="sampled sequences (default 10000)")
     p.add_argument("--exhaustive", action="store_true", help="check every sequence of length 1..T")
     p.add_argument("--mode", choices=("exact", "certified", "float"), default="exact")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -57,6 +58,8 @@ def check_common(args) -> None:
 
 
 def run(args) -> int:
+    check_theorem_flags(args, defaults={"vocab": 10, "samples": 10_000})
+    check_out_path(args.out)
     check_common(args)
     request = TheoremRequest.from_namespace(args)
     report = run_theorem(request)

@@ -14,6 +14,7 @@ from ..models.exceptions import InputError, InstanceFileError
 from ..models.memory_generators import break_nondegeneracy, generate_instance
 from ..models.hmm import MemoryHMM
 from ..models.instances import read_json, save_instance
+from ..models.limits import check_lifted_states
 from ..models.rational import fraction_array, format_array
 from ..models.sampling import sample
 
@@ -21,7 +22,7 @@ from . import memory_assumptions as masm
 from . import sequences as seqs
 from .memory_check import check_sequences, cross_check, identity_check
 from .render import progress_bar
-from .common import label_counts, load_task_instance, settle_verdict
+from .common import check_work, label_counts, load_task_instance, settle_verdict
 
 __all__ = ["theorem", "render", "counterexample", "generate_instance", "read_witness",
            "break_nondegeneracy", "sequence_set"]
@@ -37,9 +38,13 @@ def _sizes(args, tid: str) -> tuple[int, int, int]:
     memory = args.memory if args.memory is not None else DEFAULTS["memory"]
     cells = args.cells if args.cells is not None else DEFAULTS["cells"][tid]
     syntax = args.hidden if args.hidden is not None else DEFAULTS["hidden"]
-    if memory ** cells * cells * syntax > 400:
-        raise InputError(f"--memory {memory} --cells {cells} --hidden {syntax}: the lifted chain would have "
-                         f"{memory ** cells * cells * syntax} states; the limit is 400")
+    typed = [f"--{name} {v}" for name, v in (("memory", args.memory), ("cells", args.cells), ("hidden", args.hidden))
+             if v is not None]
+    left = [f"--{name} {v}" for name, v, given in (("memory", memory, args.memory), ("cells", cells, args.cells),
+                                                   ("hidden", syntax, args.hidden)) if given is None]
+    given = " ".join(typed) + (f" (with the default {', '.join(left)})" if left and typed else "")
+    check_lifted_states(memory, cells, syntax, mode="exact", where="verify theorem " + tid,
+                        given=given or f"the defaults {', '.join(left)}", float_hint=False)
     return memory, cells, syntax
 
 
@@ -172,6 +177,7 @@ def theorem(args) -> dict:
     """The report dict of ``verify theorem 4.3|4.6|C.6`` (SPEC section 4)."""
     tid = args.id
     model, instance = load_or_generate(args, tid)
+    check_work(args, model)
     results = masm.check_all(model, tid)
     failed = {k: v for k, v in results.items() if not v["holds"]}
     report = {"theorem": tid, "verdict": None, "mode": args.mode, "certified": args.mode != "float",

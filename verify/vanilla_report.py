@@ -19,7 +19,7 @@ from . import sequences as seqs
 from .certificates import check_no_linear_head_certificate, find_no_linear_head_certificate
 from .vanilla import check_sequences, decide_direct, identity_check
 from .render import progress_bar
-from .common import label_counts, load_task_instance, settle_verdict
+from .common import check_work, label_counts, load_task_instance, settle_verdict
 
 __all__ = ["theorem", "load_or_generate", "read_witness", "render", "counterexample_for"]
 
@@ -130,6 +130,7 @@ def theorem(args) -> dict:
     """The report dict of ``verify theorem 3.3|3.6`` (SPEC section 4)."""
     tid = args.id
     hmm, instance = load_or_generate(args, tid)
+    check_work(args, hmm)
     checks = {"3.3": {"3.1": asm.check_31, "3.2": asm.check_32},
               "3.6": {"3.2": asm.check_32, "3.5": asm.check_35}}[tid]
     results = {name: fn(hmm) for name, fn in checks.items()}
