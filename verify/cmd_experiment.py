@@ -17,14 +17,14 @@ NAME = "experiment"
 
 
 def _positive(text: str) -> int:
-    from ..models.exceptions import InputError
-
+    # argparse shows an ArgumentTypeError's own message (a ValueError would read
+    # "invalid _positive value")
     try:
         value = int(text)
     except ValueError:
-        raise InputError(f"--trials: expected a positive integer, found {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}") from None
     if value < 1:
-        raise InputError(f"--trials: expected a positive integer, found {value}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {value}")
     return value
 
 

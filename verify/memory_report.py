@@ -24,7 +24,7 @@ from .memory_check import check_sequences, cross_check, identity_check
 from .render import progress_bar
 from .common import check_work, label_counts, load_task_instance, settle_verdict
 
-__all__ = ["theorem", "render", "counterexample", "generate_instance", "read_witness",
+__all__ = ["theorem", "render", "counterexample", "generate_instance", "read_witness", "zero_task_witness",
            "break_nondegeneracy", "sequence_set"]
 
 DEFAULTS = {"memory": 3, "hidden": 3, "cells": {"4.3": 2, "4.6": 1, "C.6": 2}}
@@ -65,6 +65,19 @@ def load_or_generate(args, tid: str) -> tuple[MemoryHMM, dict]:
     return model, {"cells": model.cells, "memory": model.memory_values, "syntax_states": model.syntax_states,
                    "hidden": model.num_states, "vocab": model.num_tokens, "target_cell": model.target_cell,
                    "lifted_states": model.lift().num_states, "seed": args.seed, **info}
+
+
+def zero_task_witness(model: MemoryHMM, tid: str) -> AttentionWitness:
+    """The witness for the task ``mu = 0`` (README, "mu = 0"): ``F* = 1(0 >= 0) = 1`` on every
+    sequence, and the construction's head, whose value weights are proportional to ``mu``,
+    is the zero head (zero prompt, query, keys and values), whose output ``1(0 >= 0) = 1``
+    agrees everywhere. The report then says the check is vacuous (one label)."""
+    n, X, M = model.num_states, model.num_tokens, model.memory_values
+    zeros = lambda *shape: np.full(shape, Fraction(0), dtype=object)      # noqa: E731
+    return AttentionWitness(q=zeros(n + 1), Theta_K=zeros(n + 1, X), beta=zeros(1, n + 1),
+                            Theta_V=zeros(M * n, X), b=zeros(M * n), u=zeros(model.lift().num_states),
+                            theorem=tid, notes=("mu = 0: F* = 1 on every sequence; the construction's head is "
+                                                "proportional to mu, so it is the zero head (F = 1(0 >= 0) = 1)",))
 
 
 def _matrix(data, key, shape, path):
@@ -192,6 +205,8 @@ def theorem(args) -> dict:
         if H_star is None:
             raise InputError(f"{args.witness}: R (eq. 4.3) needs a set H*, and the non-degeneracy assumption "
                              "finds none on this instance; add \"H_star\" (flattened hidden states) to the witness")
+    elif not failed and tid != "4.3" and all(v == 0 for v in model.mu):
+        witness = zero_task_witness(model, tid)
     elif not failed:
         try:
             S_star = nondeg["S_star"]
