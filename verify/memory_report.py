@@ -20,7 +20,7 @@ from ..models.sampling import sample
 
 from . import memory_assumptions as masm
 from . import sequences as seqs
-from .memory_check import check_sequences, cross_check, identity_check
+from .memory_check import check_sequences, cross_check, decide_direct, identity_check
 from .render import progress_bar
 from .common import check_work, label_counts, load_task_instance, settle_verdict
 
@@ -243,6 +243,11 @@ def theorem(args) -> dict:
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
                                         "expected": d.expected, "got": d.got,
                                         "attended": list(d.attended), "Z": list(d.Z)}
+            if args.mode == "float":                  # say whether the float disagreement is real
+                e = decide_direct(model, witness, H_star, d.sequence)
+                report["counterexample"]["exact_check"] = {
+                    "expected": e.expected, "got": e.got, "in_R": e.in_R,
+                    "disagrees": bool(e.in_R and e.expected != e.got)}
     failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
                             construction_error=construction_error)
     if report["verdict"] == "assumptions-fail":
@@ -309,6 +314,11 @@ def render(result: dict) -> None:
         if ce["kind"] == "disagreement":
             out.print(f"  sequence {ce['sequence']}: F*(x) = {ce['expected']} but F(x) = {ce['got']} "
                       f"(attended {ce['attended']}, Z = {ce['Z']})")
+            if "exact_check" in ce:
+                ex = ce["exact_check"]
+                out.print("  checked exactly: " + ("a real disagreement" if ex["disagrees"] else
+                          f"NOT a disagreement (exact F*(x) = {ex['expected']}, F(x) = {ex['got']}); "
+                          "the float verdict was wrong"))
         else:
             out.print(f"  {ce.get('what', '')}")
             for e in ce.get("evidence", []) if isinstance(ce.get("evidence"), list) else []:

@@ -177,6 +177,10 @@ def theorem(args) -> dict:
             d = res.first_disagreement
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
                                         "expected": d.expected, "got": d.got}
+            if args.mode == "float":                  # say whether the float disagreement is real
+                f_star, f, possible = decide_direct(hmm, tid, witness.b, u, d.sequence)
+                report["counterexample"]["exact_check"] = {
+                    "expected": f_star, "got": f, "disagrees": bool(possible and f_star != f)}
     failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
                             construction_error=construction_error)
     if report["verdict"] == "assumptions-fail":
@@ -232,6 +236,11 @@ def render(result: dict) -> None:
         out.print(f"[bold]counterexample[/bold] ({ce['kind']}):")
         if ce["kind"] == "disagreement":
             out.print(f"  sequence {ce['sequence']}: F*(x) = {ce['expected']} but F(x) = {ce['got']}")
+            if "exact_check" in ce:
+                ex = ce["exact_check"]
+                out.print("  checked exactly: " + ("a real disagreement" if ex["disagrees"] else
+                          f"NOT a disagreement (exact F*(x) = {ex['expected']}, F(x) = {ex['got']}); "
+                          "the float verdict was wrong"))
         elif ce["kind"] == "no-linear-head":
             out.print(f"  {len(ce['sequences'])} sequences {ce['sequences']} with labels {ce['labels']}")
             out.print(f"  {ce['what']}")

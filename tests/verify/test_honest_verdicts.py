@@ -158,6 +158,14 @@ def test_float_mode_on_an_exact_tie_never_exits_as_a_proof(capsys, tmp_path):
     assert code == 1 and res["verdict"] == "refuted" and res["sequences"]["ties"] >= 1
     code, res, _ = _json(capsys, argv + ["--mode", "float"])
     assert code == 5 and res["certified"] is False
+    ce = res["counterexample"]
+    if res["verdict"] == "refuted":        # a float disagreement is re-decided exactly, and says so
+        hmm = load_instance(inst)
+        post = oracle.path_posterior(hmm, ce["sequence"])
+        f_star = int(sum(m * p for m, p in zip(hmm.mu, post)) >= 0)
+        g = oracle.path_conditional(hmm, [0] + ce["sequence"], 0)
+        f = int(Fraction(-1, 10**30) * g[0] >= 0)
+        assert ce["exact_check"] == {"expected": f_star, "got": f, "disagrees": f_star != f}
 
 
 # ---------------------------------------------------------------- labels and vacuous verdicts
