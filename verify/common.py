@@ -7,7 +7,8 @@ import re
 from ..models.exceptions import InputError, InstanceFileError, SequenceError
 
 __all__ = ["parse_sequence", "MODES", "load_task_instance", "settle_verdict", "label_counts",
-           "check_work", "check_theorem_flags", "check_out_path", "MAX_SECONDS", "MAX_TOKENS"]
+           "check_work", "check_theorem_flags", "check_out_path", "check_out_dir", "MAX_SECONDS",
+           "MAX_TOKENS"]
 
 MODES = ("exact", "certified", "float")
 
@@ -216,3 +217,23 @@ def check_theorem_flags(args, *, defaults: dict) -> None:
     for name, value in defaults.items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
+
+
+def check_out_dir(path: str, *, flag: str = "--out") -> None:
+    """Refuse an output directory that cannot be used, before any work: an existing path that
+    is not a directory, or a directory (or the nearest existing parent) without write access.
+
+    Raises:
+        InputError: naming the path and the problem.
+    """
+    import os
+
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise InputError(f"{flag} {path}: exists and is not a directory; give a directory path")
+    probe = os.path.abspath(path)
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        raise InputError(f"{flag} {path}: {probe} is a file, so the directory cannot be created")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"{flag} {path}: {probe} is not writable")
