@@ -12,15 +12,16 @@ keeping its support.
 from __future__ import annotations
 
 import numpy as np
-import flint
 
 from .exceptions import InputError
 from .hmm import HMM, MemoryHMM
+from .linalg import rank, solve
 from .rational import round_to_denominator
+from .rationalize import rationalize
 
 __all__ = ["softmax_temperature", "permutation_mixture", "appendix_d_hmm", "appendix_d_memory_hmm",
            "prompt_friendly_hmm", "full_rank_hmm", "task_with_tie", "with_stationary_start",
-           "random_exact_hmm", "sparse_transitions", "stationary_distribution", "exact_rank",
+           "random_exact_hmm", "sparse_transitions", "stationary_distribution",
            "draw_task", "MIN_LABEL_SHARE"]
 
 MIN_LABEL_SHARE = 0.10
@@ -58,7 +59,7 @@ def appendix_d_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Gene
     pi0 = softmax_temperature(num_states, 10.0, rng)
     W = np.stack([softmax_temperature(num_tokens, 0.01, rng) for _ in range(num_states)], axis=1)
     hmm = HMM.create(A, W, pi0, exact=False)
-    return hmm.to_exact(max_denominator) if exact else hmm
+    return rationalize(hmm, prune_below=0, max_denominator=max_denominator).model if exact else hmm
 
 
 def appendix_d_memory_hmm(memory_values: int, syntax_states: int, num_tokens: int = 10, *,
@@ -74,7 +75,7 @@ def appendix_d_memory_hmm(memory_values: int, syntax_states: int, num_tokens: in
     W = np.stack([np.stack([softmax_temperature(num_tokens, 0.01, rng) for _ in range(syntax_states)], axis=1)
                   for _ in range(memory_values)], axis=1)              # [X, M, H]
     model = MemoryHMM.create(1, memory_values, syntax_states, A, W, pi0, pM, exact=False)
-    return model.to_exact(max_denominator) if exact else model
+    return rationalize(model, prune_below=0, max_denominator=max_denominator).model if exact else model
 
 
 def random_exact_hmm(num_states: int, num_tokens: int, *, rng: np.random.Generator,
@@ -116,14 +117,6 @@ def sparse_transitions(num_states: int, support_size: int, *, rng: np.random.Gen
     return round_to_denominator(A, max_denominator)
 
 
-def exact_rank(matrix) -> int:
-    """The exact rank of a rational matrix (python-flint ``fmpq_mat``)."""
-    rows = [[flint.fmpq(int(v.numerator), int(v.denominator)) for v in row] for row in np.asarray(matrix, dtype=object)]
-    if not rows or not rows[0]:
-        return 0
-    return flint.fmpq_mat(rows).rank()
-
-
 def stationary_distribution(A) -> np.ndarray:
     """The exact stationary distribution ``p = A p``, ``sum p = 1`` of an irreducible exact
     column-stochastic ``A``.
@@ -131,18 +124,14 @@ def stationary_distribution(A) -> np.ndarray:
     Raises:
         InputError: when the stationary distribution is not unique (A not irreducible).
     """
-    from fractions import Fraction
-
     n = len(A)
-    rows = [[flint.fmpq(int(v.numerator), int(v.denominator)) for v in row] for row in np.asarray(A, dtype=object)]
-    M = flint.fmpq_mat(rows) - flint.fmpq_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
-    aug = flint.fmpq_mat(n + 1, n, [M[i, j] for i in range(n) for j in range(n)] + [1] * n)
-    if aug.rank() < n:
+    M = np.array(A, dtype=object) - np.eye(n, dtype=int).astype(object)
+    aug = np.concatenate([M, np.ones((1, n), dtype=int).astype(object)], axis=0)   # (n+1, n)
+    if rank(aug) < n:
         raise InputError("stationary distribution: not unique (the chain is not irreducible)")
-    rhs = flint.fmpq_mat(n + 1, 1, [0] * n + [1])
-    # least-squares-free exact solve: pick n independent rows including the normalisation row
-    sol = (aug.transpose() * aug).solve(aug.transpose() * rhs)
-    return np.array([Fraction(int(sol[i, 0].p), int(sol[i, 0].q)) for i in range(n)], dtype=object)
+    rhs = np.array([0] * n + [1], dtype=object)
+    # the normal equations of the consistent system aug p = rhs have the unique solution p
+    return solve(aug.T.dot(aug), aug.T.dot(rhs))
 
 
 def _rational_columns(matrix: np.ndarray, max_denominator: int) -> np.ndarray:
@@ -276,7 +265,7 @@ def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random
     """
     _check_sizes(num_states=num_states, num_tokens=num_tokens)
     if num_states < 3:
-        raise InputError(f"--hidden {num_states}: Theorem 3.6 instances need at least 3 hidden states")
+        raise InputError(f"num_states {num_states}: Theorem 3.6 instances need at least 3 hidden states")
     k = essential_size or max(2, min(num_tokens // 2, num_states - 1))
     if k > num_tokens:
         raise InputError(f"essential set of {k} states cannot have independent columns in W with "
@@ -304,7 +293,7 @@ def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random
     H_sorted = sorted(H_star)
     for _ in range(100):
         W = _rational_columns(rng.random((num_tokens, num_states)) + 0.05, max_denominator)
-        if exact_rank(W[:, H_sorted]) == len(H_sorted):
+        if rank(W[:, H_sorted]) == len(H_sorted):
             break
     else:  # pragma: no cover - probability zero
         raise InputError("could not draw emission columns with independent essential columns")
@@ -326,7 +315,7 @@ def full_rank_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Gener
     A = _rational_columns(rng.random((num_states, num_states)) + 0.05, max_denominator)
     for _ in range(100):
         W = _rational_columns(rng.random((num_tokens, num_states)) + 0.05, max_denominator)
-        if exact_rank(W) == min(num_states, num_tokens):
+        if rank(W) == min(num_states, num_tokens):
             break
     pi0 = round_to_denominator(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
     hmm = HMM(A, W, pi0)

@@ -32,9 +32,19 @@ from .exceptions import InputError, SequenceError
 from .hmm import HMM, MemoryHMM
 from .rational import common_denominator
 
-__all__ = ["IntegerHMM", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
+__all__ = ["prior_h1", "IntegerHMM", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
            "posterior_hidden", "posterior_h0", "memory_posterior", "lift_embedding",
            "reverse_lift", "memory_gbar", "lifted_gbar", "prompt_gbar", "scaled_integer_vector"]
+
+
+def prior_h1(hmm: HMM) -> np.ndarray:
+    """``P[H_1] = A pi0`` (SPEC section 1; ``H_0`` emits nothing), in the arithmetic of the model.
+
+    >>> from models.hmm import HMM
+    >>> [str(v) for v in prior_h1(HMM.create([[1, '1/2'], [0, '1/2']], [[1, 1]], ['1/2', '1/2']))]
+    ['3/4', '1/4']
+    """
+    return hmm.A.dot(hmm.pi0)
 
 
 def scaled_integer_vector(values: Sequence[Fraction]) -> tuple[list[int], int]:
@@ -87,12 +97,15 @@ def integer_hmm(hmm: HMM) -> IntegerHMM:
     """The (cached) :class:`IntegerHMM` of an exact HMM.
 
     Raises:
-        InputError: for a float HMM (convert with ``hmm.to_exact()`` first).
+        InputError: for a float HMM (convert it explicitly first: ``rationalize``).
     """
     if not hmm.exact:
-        raise InputError("exact inference needs an exact HMM; convert with hmm.to_exact()")
-    if "integer" in hmm._cache:
-        return hmm._cache["integer"]
+        raise InputError("exact inference needs an exact HMM; convert it explicitly with "
+                         "headprompt.models.rationalize.rationalize(hmm) first")
+    return hmm.memo("integer", lambda: _build_integer_hmm(hmm))
+
+
+def _build_integer_hmm(hmm: HMM) -> IntegerHMM:
     dA, dW, dpi = (common_denominator(a) for a in (hmm.A, hmm.W, hmm.pi0))
     A_int = flint.fmpz_mat([[int(v * dA) for v in row] for row in hmm.A])
     W_rows = tuple(tuple(int(v * dW) for v in row) for row in hmm.W)
@@ -107,9 +120,7 @@ def integer_hmm(hmm: HMM) -> IntegerHMM:
             D[h, h] = w
         fwd.append(D * A_int)
         bwd.append(AT * D)
-    result = IntegerHMM(A_int, AT, W_int, pi0_int, dA, dW, dpi, tuple(fwd), tuple(bwd), W_rows)
-    hmm._cache["integer"] = result
-    return result
+    return IntegerHMM(A_int, AT, W_int, pi0_int, dA, dW, dpi, tuple(fwd), tuple(bwd), W_rows)
 
 
 def check_tokens(tokens: Sequence[int], num_tokens: int) -> list[int]:
@@ -134,18 +145,30 @@ def _embedding_matrices(ih: IntegerHMM, embeddings: Sequence[Sequence[Fraction]]
     """Per-position integer diagonals, scales, and message matrices for arbitrary embeddings."""
     n = ih.num_states
     fwd, bwd, scales = [], [], []
+    seen: dict = {}                               # repeated embeddings (tokens) built once
     for j, v in enumerate(embeddings):
         if len(v) != n:
             raise InputError(f"embedding {j}: expected {n} entries (one per hidden state), found {len(v)}")
-        vals = [Fraction(x) for x in v]
-        if any(x < 0 for x in vals):
-            raise InputError(f"embedding {j}: entries must be nonnegative")
-        ints, d = scaled_integer_vector(vals)
-        D = flint.fmpz_mat(n, n)
-        for h, w in enumerate(ints):
-            D[h, h] = w
-        fwd.append(D * ih.A_int)
-        bwd.append(ih.AT_int * D)
+        if id(v) in seen:                         # the same object again (alive in `embeddings`)
+            F, B, d = seen[id(v)]
+            fwd.append(F)
+            bwd.append(B)
+            scales.append(d)
+            continue
+        vals = tuple(Fraction(x) for x in v)
+        if vals in seen:
+            seen[id(v)] = seen[vals]
+        else:
+            if any(x < 0 for x in vals):
+                raise InputError(f"embedding {j}: entries must be nonnegative")
+            ints, d = scaled_integer_vector(vals)
+            D = flint.fmpz_mat(n, n)
+            for h, w in enumerate(ints):
+                D[h, h] = w
+            seen[vals] = seen[id(v)] = (D * ih.A_int, ih.AT_int * D, d)
+        F, B, d = seen[vals]
+        fwd.append(F)
+        bwd.append(B)
         scales.append(d)
     return fwd, bwd, scales
 

@@ -12,7 +12,8 @@ import numpy as np
 from . import inference_exact as ie
 from . import inference_float as iff
 from .exceptions import InputError
-from .generators import _task_text, draw_task, exact_rank, stationary_distribution
+from .generators import _task_text, draw_task, stationary_distribution
+from .linalg import rank as exact_rank
 from .hmm import MemoryHMM
 from .sampling import sample
 

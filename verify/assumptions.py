@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from ..constructions.linalg import nullspace_vector, rank
-from ..constructions.vanilla import ConstructionError, find_essential_sets
-from ..models.exceptions import LimitError
+from ..models.linalg import nullspace_vector, rank
+from ..constructions.vanilla import find_essential_sets
+from ..models.exceptions import ConstructionError, LimitError
 from ..models.hmm import HMM
 from ..models.rational import format_fraction
 

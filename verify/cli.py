@@ -8,8 +8,9 @@ one line on stderr and exit code 2; set ``HEADPROMPT_DEBUG=1`` to see tracebacks
 Exit codes (SPEC section 4): 0 verified, 1 refuted, 3 an assumption fails (these three are
 proofs, exact or certified), 2 bad input or usage, 4 internal error, 5 an uncertified (float)
 result. One guard in :func:`main` maps every exception: an error the user caused
-(:class:`InputError`) is 2, anything unexpected is 4 (never 1, which scripts read as a
-refutation).
+(:class:`InputError`, including :class:`LimitError`) is 2, a construction stopped by a failing
+assumption (:class:`ConstructionError`) is 3, anything unexpected is 4 (never 1, which scripts
+read as a refutation).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import importlib
 import os
 import sys
 
-from ..models.exceptions import InputError
+from ..models.exceptions import AssumptionError, ConstructionError, InputError
 
 __all__ = ["main", "build_parser", "SUBCOMMANDS", "EXIT_VERIFIED", "EXIT_REFUTED", "EXIT_USAGE",
            "EXIT_ASSUMPTION", "EXIT_INTERNAL", "EXIT_UNCERTIFIED"]
@@ -32,6 +33,7 @@ SUBCOMMANDS = {
     "posterior": ".cmd_posterior",
     "experiment": ".cmd_experiment",
     "symbolic": ".cmd_symbolic",
+    "explore": ".cmd_explore",
 }
 
 EXIT_VERIFIED, EXIT_REFUTED, EXIT_USAGE, EXIT_ASSUMPTION, EXIT_INTERNAL, EXIT_UNCERTIFIED = 0, 1, 2, 3, 4, 5
@@ -44,6 +46,7 @@ HELP = {
     "posterior": "exact or float posterior and conditionals G_i(x)",
     "experiment": "Figure 3: MLM vs exact G, head vs prompt vs attention tuning",
     "symbolic": "symbolic proofs of the theorems' identities",
+    "explore": "property-based search for counterexamples",
 }
 
 
@@ -87,6 +90,13 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
+    except (ConstructionError, AssumptionError) as exc:
+        # the exact construction stopped because an assumption fails on the instance (a fact,
+        # decided exactly), reached outside a report that would say so: exit 3, one line
+        if debug:
+            raise
+        print(f"error: an assumption fails: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ASSUMPTION
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

@@ -21,7 +21,9 @@ from ..models.exceptions import InputError, LimitError
 from ..models.instances import load_instance, read_text_file
 from ..models.rational import format_array
 
+from . import rationalized
 from .common import parse_sequence
+from .rationalized import rationalized_source
 from .render import console, emit_json
 
 __all__ = ["add_parser", "run", "posterior_result", "MAX_EXACT_WORK", "MAX_FLOAT_WORK"]
@@ -42,6 +44,7 @@ def add_parser(sub) -> None:
     seq.add_argument("--seq-file", metavar="FILE", help="read the token sequence from a file (spaces, commas or newlines)")
     p.add_argument("--mode", choices=("exact", "float"), default="exact")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    rationalized.add_option(p)
     p.set_defaults(run=run)
 
 
@@ -70,8 +73,29 @@ def posterior_result(model, tokens: list[int], mode: str) -> dict:
     return {"sequence": tokens, "mode": mode, "posterior": post_out, "G": G_out, "_possible": possible}
 
 
+def change_bounds(model, tokens: list[int], conversion) -> dict:
+    """Bounds (eq. 2 of :mod:`headprompt.models.rationalize`) on how far the posterior and each
+    ``G_i(x)`` of the given float model can be from the exact ones printed, as floats rounded
+    up. A memory HMM is bounded through its lifted chain (the memory drawn once at the start)."""
+    import math
+
+    from .robustness import sequence_probability
+
+    chain = model if isinstance(model, HMM) else model.lift()
+    T = len(tokens)
+    variants = [tuple(tokens[:i] + [z] + tokens[i + 1:]) for i in range(T) for z in range(chain.num_tokens)]
+    prob = sequence_probability(chain, [tuple(tokens)] + variants)
+    up = lambda q: math.nextafter(float(q), math.inf)  # noqa: E731
+    G = [up(conversion.conditional_bound(T, sum(prob[tuple(tokens[:i] + [z] + tokens[i + 1:])]
+                                                for z in range(chain.num_tokens)))) for i in range(T)]
+    return {"posterior_change_at_most": up(conversion.conditional_bound(T, prob[tuple(tokens)])),
+            "G_change_at_most": G}
+
+
 def run(args) -> int:
-    model = load_instance(args.hmm, exact=args.mode == "exact")
+    model, conversion = rationalized_source(args.hmm, args.rationalize)
+    if conversion is None:
+        model = load_instance(args.hmm, exact=args.mode == "exact")
     if args.seq_file is not None:
         tokens = parse_sequence(read_text_file(args.seq_file, what="sequence file"), model.num_tokens,
                                 name=f"--seq-file {args.seq_file}")
@@ -80,6 +104,8 @@ def run(args) -> int:
     check_length(model, len(tokens), args.mode)
     result = posterior_result(model, tokens, args.mode)
     possible = result.pop("_possible")
+    if conversion is not None:
+        result["rationalized"] = {**conversion.to_dict(), **change_bounds(model, tokens, conversion)}
     if not possible:
         print("warning: Pr(X = x) = 0 for this sequence; the posterior is undefined and shown as 0",
               file=sys.stderr)

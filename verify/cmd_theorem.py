@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..models.exceptions import InputError
 
+from . import rationalized
 from .api import run_theorem
 from .common import check_out_path, check_theorem_flags
 from .registry import THEOREM_IDS, theorem_spec
@@ -44,6 +45,7 @@ def add_parser(sub) -> None:
     p.add_argument("--mode", choices=("exact", "certified", "float"), default="exact")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--out", metavar="FILE", default=None, help="save the checked instance with its witness")
+    rationalized.add_option(p)
     p.set_defaults(run=run)
 
 

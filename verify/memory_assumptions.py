@@ -20,18 +20,21 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..constructions.linalg import nullspace_vector, rank
-from ..constructions.memory import (find_recoverable_states, pivot_columns, relevant_columns)
+from ..models.linalg import nullspace_vector, pivot_columns, rank
+from ..constructions.memory import find_recoverable_states
+from ..constructions.span import relevant_columns
 from ..models.exceptions import InputError
 from ..models.hmm import HMM, MemoryHMM
 from ..models.rational import format_fraction
 
 from . import assumptions as asm
+from .registry import THEOREMS
 
 __all__ = ["check_32", "check_42", "check_44", "check_45", "check_c5", "check_all",
            "THEOREM_ASSUMPTIONS"]
 
-THEOREM_ASSUMPTIONS = {"4.3": ("3.2", "4.2"), "4.6": ("4.4", "4.5"), "C.6": ("4.4", "C.5")}
+# the memory theorems' assumptions, read from the one registry (verify/registry.py)
+THEOREM_ASSUMPTIONS = {tid: spec.assumptions for tid, spec in THEOREMS.items() if spec.memory}
 
 
 def _fmt(values) -> list[str]:
@@ -161,5 +164,6 @@ def check_all(model, theorem_id: str) -> dict:
                          "(use theorem 3.3 or 3.6)")
     if theorem_id not in THEOREM_ASSUMPTIONS:
         raise InputError(f"theorem {theorem_id!r}: expected one of {', '.join(THEOREM_ASSUMPTIONS)}")
-    fns = {"3.2": check_32, "4.2": check_42, "4.4": check_44, "4.5": check_45, "C.5": check_c5}
-    return {name: fns[name](model) for name in THEOREM_ASSUMPTIONS[theorem_id]}
+    from .registry import check_assumptions
+
+    return check_assumptions(model, theorem_id)

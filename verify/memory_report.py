@@ -7,15 +7,15 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..constructions import witnesses
 from ..constructions.memory import AttentionWitness, theorem_43_witness, theorem_c6_witness
-from ..constructions.vanilla import ConstructionError
 from ..models import inference_exact as ie
-from ..models.exceptions import InputError, InstanceFileError
+from ..models.exceptions import ConstructionError, InputError
 from ..models.memory_generators import break_nondegeneracy, generate_instance
 from ..models.hmm import MemoryHMM
-from ..models.instances import read_json, save_instance
+from ..models.instances import save_instance
 from ..models.limits import check_lifted_states
-from ..models.rational import fraction_array, format_array
+from ..models.rational import format_array
 from ..models.sampling import sample
 
 from . import memory_assumptions as masm
@@ -23,6 +23,7 @@ from . import sequences as seqs
 from .memory_check import check_sequences, cross_check, decide_direct, identity_check
 from .render import progress_bar
 from .common import check_work, label_counts, load_task_instance, settle_verdict
+from .rationalized import rationalized_source
 
 __all__ = ["theorem", "render", "counterexample", "generate_instance", "read_witness", "zero_task_witness",
            "break_nondegeneracy", "sequence_set"]
@@ -52,11 +53,14 @@ def load_or_generate(args, tid: str) -> tuple[MemoryHMM, dict]:
     """The instance to check and the ``instance`` block of the report."""
     given = getattr(args, "model", None)
     if args.hmm or given is not None:
-        model = load_task_instance(args.hmm or given, tid, memory=True)
+        source, conversion = rationalized_source(args.hmm or given, getattr(args, "rationalize", None))
+        model = load_task_instance(source, tid, memory=True)
         if tid == "4.6" and model.cells != 1:
             raise InputError(f"{args.hmm or 'the instance'}: Theorem 4.6 is about one memory cell; the "
                              f"instance has {model.cells} (use C.6)")
         info = {"source": args.hmm or "object"}
+        if conversion is not None:
+            info["rationalized"] = conversion.to_dict()
     else:
         memory, cells, syntax = _sizes(args, tid)
         model, gen = generate_instance(tid, memory, cells, syntax, args.vocab, rng=np.random.default_rng(args.seed))
@@ -80,48 +84,11 @@ def zero_task_witness(model: MemoryHMM, tid: str) -> AttentionWitness:
                                                 "proportional to mu, so it is the zero head (F = 1(0 >= 0) = 1)",))
 
 
-def _matrix(data, key, shape, path):
-    if key not in data:
-        raise InstanceFileError(f"{path}: the witness needs {key!r}")
-    arr = fraction_array(data[key], name=f"{path}: {key}")
-    if shape is not None and arr.shape != shape:
-        raise InstanceFileError(f"{path}: {key} has shape {arr.shape}, expected {shape}")
-    return arr
-
-
 def read_witness(path: str, tid: str, model: MemoryHMM) -> tuple[AttentionWitness, list[int] | None]:
     """A witness file (SPEC section 3) as an :class:`AttentionWitness`, validated against the
-    instance; an optional ``"H_star"`` (flattened states) fixes the ``H*`` of ``R``."""
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise InstanceFileError(f"{path}: expected a JSON object")
-    if isinstance(data.get("witness"), dict):
-        data = data["witness"]
-    if str(data.get("theorem", tid)) != tid:
-        raise InstanceFileError(f"{path}: witness is for theorem {data.get('theorem')!r}, not {tid}")
-    n, X, M = model.num_states, model.num_tokens, model.memory_values
-    q = _matrix(data, "q", (n + 1,), path)
-    K = _matrix(data, "Theta_K", (n + 1, X), path)
-    beta = _matrix(data, "beta", None, path)
-    if beta.ndim != 2 or beta.shape[1] != n + 1 or beta.shape[0] < 1:
-        raise InstanceFileError(f"{path}: beta has shape {beta.shape}, expected rows of length {n + 1} (|H| + 1)")
-    V = _matrix(data, "Theta_V", (M * n, X), path)
-    b = _matrix(data, "b", (M * n,), path)
-    u = None
-    if tid != "4.3":
-        L = model.lift().num_states
-        u = _matrix(data, "u", (L,), path)
-        if any(v < 0 or v > 1 for v in u):
-            raise InstanceFileError(f"{path}: u must lie in [0, 1]^{L} (an emission column over lifted states)")
-    H_star = None
-    if "H_star" in data:
-        try:
-            H_star = sorted(int(Fraction(str(v))) for v in data["H_star"])
-        except (TypeError, ValueError):
-            raise InstanceFileError(f"{path}: H_star must be a list of hidden-state indices") from None
-        if any(not 0 <= h < n for h in H_star):
-            raise InstanceFileError(f"{path}: H_star holds a state outside 0..{n - 1}")
-    return AttentionWitness(q=q, Theta_K=K, beta=beta, Theta_V=V, b=b, u=u, theorem=tid), H_star
+    instance; an optional ``"H_star"`` (flattened states) fixes the ``H*`` of ``R``
+    (:func:`headprompt.constructions.witnesses.read_witness`, the one reader)."""
+    return witnesses.read_witness(path, tid, model)
 
 
 def sequence_set(args, model: MemoryHMM, extra=()) -> tuple[list[tuple[int, ...]], str, int]:
@@ -143,7 +110,7 @@ def sequence_set(args, model: MemoryHMM, extra=()) -> tuple[list[tuple[int, ...]
 
 def _verify_evidence(model: MemoryHMM, evidence: list, memory_subset) -> bool:
     """Recheck each singleton certificate exactly from the instance."""
-    from ..constructions.memory import relevant_columns
+    from ..constructions.span import relevant_columns
 
     for e in evidence:
         U_labels, rest = relevant_columns(model, [e["s"]], memory_subset)
@@ -168,7 +135,36 @@ def _verify_evidence(model: MemoryHMM, evidence: list, memory_subset) -> bool:
     return True
 
 
+def construction_evidence(model: MemoryHMM, tid: str) -> dict:
+    """What breaks: "the construction" (the paper's builder, or its recipe with ``S* = {0}`` and
+    pseudo-inverses when no ``S*`` exists; ``constructions/relaxed.py``) checked exactly on every
+    sequence of length <= 3 (fewer when there would be more than 200), counting only ``R``.
+    Attention heads have no certificate that *no* head works: this is about the construction."""
+    from .explore import construction_check
+
+    L = 3
+    while L > 1 and sum(model.num_tokens ** k for k in range(1, L + 1)) > 200:
+        L -= 1
+    chk = construction_check(model, tid, seqs.exhaustive(model.num_tokens, L))
+    d = chk["disagreement"]
+    what = (f"{chk['how']}: disagrees with F* on {d['sequence']} in R (F* = {d['expected']}, F = {d['got']}; "
+            "checked exactly)" if d is not None else
+            f"{chk['how']}: agrees with F* on all {chk['in_R']} sequences in R of length <= {L}")
+    return {"how": chk["how"], "H_star": chk["H_star"], "checked": chk["checked"], "in_R": chk["in_R"],
+            "agree": chk["agree"], "labels": chk["labels"], "disagreement": d, "what": what,
+            "scope": "evidence about the construction only (no certificate exists that no attention head works)"}
+
+
 def _assumption_counterexample(model: MemoryHMM, tid: str, failed: dict) -> dict:
+    out = _failed_assumption_evidence(model, tid, failed)
+    try:
+        out["construction"] = construction_evidence(model, tid)
+    except ConstructionError as exc:
+        out["construction"] = {"what": f"the construction cannot be carried out: {exc}", "disagreement": None}
+    return out
+
+
+def _failed_assumption_evidence(model: MemoryHMM, tid: str, failed: dict) -> dict:
     name = next((k for k in ("4.2", "4.5", "C.5") if k in failed), None)
     if name is not None:
         ev = failed[name].get("evidence")
@@ -179,7 +175,8 @@ def _assumption_counterexample(model: MemoryHMM, tid: str, failed: dict) -> dict
                     "checked": ok,
                     "note": "each syntax state s of the target cell carries an exact certificate that S* = {s} "
                             "fails; a failing s makes every S* containing it fail, so no H* exists and the "
-                            "construction of Appendix C cannot start"}
+                            "construction of Appendix C cannot start as written (see 'construction' for the "
+                            "recipe applied anyway)"}
         return {"kind": "construction-breaks", "what": failed[name]["why"]}
     other = next(iter(failed))
     return {"kind": "construction-breaks", "what": failed[other]["why"],
@@ -237,7 +234,11 @@ def theorem(args) -> dict:
                                "attended_is_Z": res.attended_is_Z,
                                "share_in_R": round(res.in_R / res.checked, 4) if res.checked else 0.0,
                                "certified": args.mode != "float",
-                               "verdicts_by": "float (uncertified)" if args.mode == "float" else "exact"}
+                               "verdicts_by": "float (uncertified)" if args.mode == "float" else "exact",
+                               "decided_by": dict(res.decided_by)}
+        if args.mode == "certified":
+            report["sequences"]["verdicts_by"] = ("a priori rounding-error bound, exact where it "
+                                                  "cannot decide")
         if res.first_disagreement is not None:
             d = res.first_disagreement
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
@@ -306,6 +307,8 @@ def render(result: dict) -> None:
                   f"({100 * s['share_in_R']:.1f}%), {s['agree']}/{s['in_R']} agree with F* on R; "
                   f"{s['outside_R']} outside R not counted; ties mu.p = 0 in R: {s['ties']}; "
                   f"attended set = Z on {s['attended_is_Z']}"
+                  + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
+                     if s.get("decided_by") else "")
                   + ("" if s["certified"] else " [uncertified float verdicts]"))
     print_labels(out, result)
     ce = result.get("counterexample")
@@ -325,5 +328,7 @@ def render(result: dict) -> None:
                 out.print(f"  s = {e['s']}: {e['kind']}: {e.get('what', '')}")
             if "checked" in ce:
                 out.print(f"  certificates rechecked independently: {ce['checked']}")
+            if isinstance(ce.get("construction"), dict):
+                out.print(f"  construction: {ce['construction']['what']}")
     if "seconds" in result:
         out.print(f"time: {result['seconds']:.2f} s")

@@ -27,7 +27,9 @@ class TheoremRequest:
     ``hmm`` is the path of an instance file, ``model`` an instance object (Python API); with
     neither, an instance of the requested sizes is generated from ``seed``. ``witness`` is the
     path of a witness file (the given head and prompt are then checked instead of the
-    constructed ones). ``out`` saves the checked instance with its witness.
+    constructed ones). ``out`` saves the checked instance with its witness. ``rationalize``
+    (a pruning threshold) converts a float instance to an exact one explicitly and reports
+    how far it moved (:func:`headprompt.models.rationalize.rationalize`).
 
     Raises:
         InputError: an unknown theorem or mode, a size outside :data:`SIZE_LIMITS`, both
@@ -48,6 +50,7 @@ class TheoremRequest:
     length: int | None = None
     mode: str = "exact"
     out: str | None = None
+    rationalize: float | None = None
 
     def __post_init__(self) -> None:
         theorem_spec(self.id)

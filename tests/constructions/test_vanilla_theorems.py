@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from headprompt.constructions.linalg import rank
-from headprompt.constructions.vanilla import (ConstructionError, find_essential_sets, theorem_33_witness,
-                                   theorem_36_witness)
+from headprompt.models.linalg import rank
+from headprompt.constructions.vanilla import find_essential_sets, theorem_33_witness, theorem_36_witness
+from headprompt.models.exceptions import ConstructionError
 from headprompt.models.generators import full_rank_hmm, prompt_friendly_hmm
 from headprompt.models.hmm import HMM
 from headprompt.models.strategies import hmms

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from headprompt.constructions.linalg import rank
+from headprompt.models.linalg import rank
 from headprompt.models.exceptions import InputError
 from headprompt.models.generators import (appendix_d_hmm, appendix_d_memory_hmm, prompt_friendly_hmm,
                                random_exact_hmm, sparse_transitions, stationary_distribution,
