@@ -310,6 +310,7 @@ def render(result: dict) -> None:
                   + ("" if s.get("certified", True) else " [uncertified float verdicts]")
                   + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
                      if s.get("decided_by") else ""))
+    print_labels(out, result)
     ce = result.get("counterexample")
     if ce:
         out.print(f"[bold]counterexample[/bold] ({ce['kind']}):")
