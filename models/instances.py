@@ -80,7 +80,7 @@ def read_json(path: str | Path) -> Any:
     text = read_text_file(path, what="instance file")
     depth = _max_depth(text)
     if depth > MAX_NESTING:
-        raise LimitError(f"{path}: JSON nested {depth} deep; the limit is {MAX_NESTING} "
+        raise LimitError(f"{path}: JSON nested more than {MAX_NESTING} deep; the limit is {MAX_NESTING} "
                          "(an instance file needs at most 5)")
     where = str(path)
     try:
@@ -244,7 +244,10 @@ def _short(v) -> str:
     from .rational import format_fraction
 
     text = format_fraction(v)
-    return text if len(text) <= 30 else f"a number of {len(text)} characters"
+    if len(text) <= 30:
+        return text
+    exponent = len(str(abs(v.numerator))) - len(str(v.denominator))     # 10^(e-1) <= |v| < 10^(e+1)
+    return f"{'-' if v < 0 else ''}about 1e{exponent}"
 
 
 def load_instance(path: str | Path, *, exact: bool = True) -> HMM | MemoryHMM:
