@@ -63,8 +63,9 @@ def generate_instance(theorem_id: str, memory: int, cells: int, syntax: int, voc
     if X < k + 2 and n > 1:
         raise InputError(f"--vocab {X}: recoverable columns for {k} memory values need at least {k + 2} tokens "
                          "(k independent columns, a trigger and a filler token); raise --vocab or lower --memory")
-    if n > 1 and X < k:
-        raise InputError(f"--vocab {X}: need at least {k} tokens")
+    if X < k:
+        raise InputError(f"--vocab {X}: {k} independent recoverable columns need at least {k} tokens; "
+                         "raise --vocab or lower --memory")
     leak = X >= k + 3
     T_star = list(range(k + 1 if leak else k))
     trigger = len(T_star)

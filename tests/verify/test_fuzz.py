@@ -178,3 +178,15 @@ def test_random_argument_lists(tmp_path_factory, command, theorem, flags, as_jso
         argv += ["--hidden", "5"]
     argv += ["--json"] if as_json else []
     _check(argv, *_invoke(argv))
+
+
+def test_tiny_memory_sizes_never_crash():
+    """Every tiny size of a generated memory instance is verified, assumption-fails or refused
+    with one line (one cell and one syntax state with fewer tokens than memory values used to
+    raise an IndexError)."""
+    for theorem in ("4.3", "4.6", "C.6"):
+        for memory in (1, 2, 3):
+            for vocab in (1, 2, 3):
+                argv = ["theorem", theorem, "--memory", str(memory), "--cells", "1", "--hidden", "1",
+                        "--vocab", str(vocab), "--samples", "10", "--length", "3", "--json"]
+                _check(argv, *_invoke(argv))
