@@ -106,12 +106,13 @@ MAX_FLOAT_ENTRIES = 50_000_000
 """Float memory checks hold ``[sequences, length, lifted states]`` arrays (8 bytes each)."""
 
 # seconds per unit of work, measured on one core of the reference machine (2026-11):
-# exact checks cost about |sequences| x length x states^2 x (1 + length/8) big-integer
+# exact checks (``--mode exact``; certified mode decides in float with proven error bounds and
+# falls back to exact only near ties) cost about |sequences| x length x states^2 x (1 + length/64) big-integer
 # operations (backward messages over ``states`` hidden or lifted states, whose integers grow
 # with the length); the adversarial search of vanilla checks costs about
-# 600 |X| |H| length^2 float operations in numpy loops.
-_EXACT_RATE = 5e-8
-_ADVERSARIAL_RATE = 2e-7
+# 600 |X| |H| length float operations (1.3 s at |X| = 10, |H| = 25, length 256).
+_EXACT_RATE = {"hmm": 5e-8, "memory-hmm": 1e-7}
+_ADVERSARIAL_RATE = 5e-8
 
 
 def check_work(args, model) -> None:
@@ -151,14 +152,15 @@ def check_work(args, model) -> None:
                          f"entries; the limit is {MAX_FLOAT_ENTRIES} (use {how})")
     seconds = 0.0
     if not exhaustive and not memory:
-        seconds += _ADVERSARIAL_RATE * 600 * X * states * length * length
-    if args.mode != "float":
-        seconds += _EXACT_RATE * count * length * states * states * (1 + length / 8)
+        seconds += _ADVERSARIAL_RATE * 600 * X * states * length
+    if args.mode == "exact":          # certified mode decides in float with proven bounds
+        rate = _EXACT_RATE["memory-hmm" if memory else "hmm"]
+        seconds += rate * count * length * states * states * (1 + length / 64)
     if seconds > MAX_SECONDS:
         kind = "lifted" if memory else "hidden"
         raise LimitError(f"{what} on {states} {kind} states would take about {seconds / 60:.0f} minutes "
                          f"(estimate); the limit is {MAX_SECONDS // 60} minutes (use {how}"
-                         + (", or --mode float (uncertified)" if args.mode != "float" else "") + ")")
+                         + (", or --mode certified (still a proof)" if args.mode == "exact" else "") + ")")
 
 
 def check_out_path(path: str | None, *, flag: str = "--out") -> None:
