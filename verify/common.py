@@ -105,12 +105,12 @@ MAX_TOKENS = 5_000_000
 MAX_FLOAT_ENTRIES = 50_000_000
 """Float memory checks hold ``[sequences, length, lifted states]`` arrays (8 bytes each)."""
 
-# seconds per unit of work, measured on one core of the reference machine (2026-11):
-# exact checks (``--mode exact``; certified mode decides in float with proven error bounds and
-# falls back to exact only near ties) cost about |sequences| x length x states^2 x (1 + length/64) big-integer
-# operations (backward messages over ``states`` hidden or lifted states, whose integers grow
-# with the length); the adversarial search of vanilla checks costs about
-# 600 |X| |H| length float operations (1.3 s at |X| = 10, |H| = 25, length 256).
+# seconds per unit of work, measured on one core of the reference machine (2026-11). Exact
+# checks (``--mode exact``) cost about |sequences| x length x states^2 x (1 + length/64)
+# big-integer operations (backward messages over the hidden or lifted states, whose integers
+# grow with the length); certified mode decides in float with proven error bounds (exact only
+# near ties), so it pays the float costs alone. The adversarial search of vanilla checks costs
+# about 600 |X| |H| length float operations (1.3 s at |X| = 10, |H| = 25, length 256).
 _EXACT_RATE = {"hmm": 5e-8, "memory-hmm": 1e-7}
 _ADVERSARIAL_RATE = 5e-8
 
