@@ -32,5 +32,5 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str):
     if name == "strategies":
-        return _import_module(".models.strategies", __name__)
+        return _import_module(".strategies", __name__)
     raise AttributeError(f"module 'headprompt' has no attribute {name!r}")

@@ -32,9 +32,19 @@ from .exceptions import InputError, SequenceError
 from .hmm import HMM, MemoryHMM
 from .rational import common_denominator
 
-__all__ = ["IntegerHMM", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
+__all__ = ["prior_h1", "IntegerHMM", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
            "posterior_hidden", "posterior_h0", "memory_posterior", "lift_embedding",
            "reverse_lift", "memory_gbar", "lifted_gbar", "prompt_gbar", "scaled_integer_vector"]
+
+
+def prior_h1(hmm: HMM) -> np.ndarray:
+    """``P[H_1] = A pi0`` (SPEC section 1; ``H_0`` emits nothing), in the arithmetic of the model.
+
+    >>> from models.hmm import HMM
+    >>> [str(v) for v in prior_h1(HMM.create([[1, '1/2'], [0, '1/2']], [[1, 1]], ['1/2', '1/2']))]
+    ['3/4', '1/4']
+    """
+    return hmm.hidden_marginal_1()
 
 
 def scaled_integer_vector(values: Sequence[Fraction]) -> tuple[list[int], int]:
@@ -135,18 +145,30 @@ def _embedding_matrices(ih: IntegerHMM, embeddings: Sequence[Sequence[Fraction]]
     """Per-position integer diagonals, scales, and message matrices for arbitrary embeddings."""
     n = ih.num_states
     fwd, bwd, scales = [], [], []
+    seen: dict = {}                               # repeated embeddings (tokens) built once
     for j, v in enumerate(embeddings):
         if len(v) != n:
             raise InputError(f"embedding {j}: expected {n} entries (one per hidden state), found {len(v)}")
-        vals = [Fraction(x) for x in v]
-        if any(x < 0 for x in vals):
-            raise InputError(f"embedding {j}: entries must be nonnegative")
-        ints, d = scaled_integer_vector(vals)
-        D = flint.fmpz_mat(n, n)
-        for h, w in enumerate(ints):
-            D[h, h] = w
-        fwd.append(D * ih.A_int)
-        bwd.append(ih.AT_int * D)
+        if id(v) in seen:                         # the same object again (alive in `embeddings`)
+            F, B, d = seen[id(v)]
+            fwd.append(F)
+            bwd.append(B)
+            scales.append(d)
+            continue
+        vals = tuple(Fraction(x) for x in v)
+        if vals in seen:
+            seen[id(v)] = seen[vals]
+        else:
+            if any(x < 0 for x in vals):
+                raise InputError(f"embedding {j}: entries must be nonnegative")
+            ints, d = scaled_integer_vector(vals)
+            D = flint.fmpz_mat(n, n)
+            for h, w in enumerate(ints):
+                D[h, h] = w
+            seen[vals] = seen[id(v)] = (D * ih.A_int, ih.AT_int * D, d)
+        F, B, d = seen[vals]
+        fwd.append(F)
+        bwd.append(B)
         scales.append(d)
     return fwd, bwd, scales
 

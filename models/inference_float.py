@@ -1,23 +1,35 @@
 """Float64 inference, batched over sequences with numpy, scaled for long sequences.
 
 Same definitions as :mod:`models.inference_exact` (SPEC section 1, eq. B.1), computed with
-messages renormalised at every step, so ``T = 10,000`` neither underflows nor loses accuracy:
+messages rescaled at every step, so ``T = 10,000`` neither underflows nor loses accuracy:
 ``tau_i`` is only needed up to a positive factor, because ``Gbar_i`` and every posterior are
-normalised. A message that is exactly zero (an impossible prefix or suffix) stays zero, so the
-paper's zero-norm convention (``Gbar_i = 0``) is kept. Positions are 0-based.
+normalised. The rescaling multiplies each message by a power of two (its row maximum moved
+into ``[1/2, 1)``), which is exact in binary floating point, so a message computed here is the
+float image of the exact message times a known power of two; :mod:`models.inference_bounds`
+builds its rigorous error bounds on this very kernel. A message that is exactly zero (an
+impossible prefix or suffix) stays zero, so the paper's zero-norm convention (``Gbar_i = 0``) is
+kept. Positions are 0-based.
+
+Speed: the recursion runs time-major (``[t, n, H]``) with one GEMM per step on C-contiguous
+operands (OpenBLAS takes a far slower path for a transposed right operand) and a single BLAS
+thread (these matrices are small; on a shared machine OpenBLAS's threads spin and make each
+product tens of times slower). A model is converted to float once (:func:`float_arrays`).
 
 Shapes: ``n`` sequences, ``t`` positions, ``H`` hidden states, ``X`` tokens.
 """
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .exceptions import InputError, SequenceError
 from .hmm import HMM, MemoryHMM
 
-__all__ = ["check_token_array", "proper_embeddings", "messages", "tau_normalized", "gbar",
-           "conditionals", "posterior_hidden", "posterior_h0", "memory_posterior",
+__all__ = ["check_token_array", "float_arrays", "proper_embeddings", "single_thread_blas",
+           "scaled_messages", "rescale_interval", "messages", "tau_normalized", "gbar", "conditionals",
+           "posterior_marginals", "posterior_hidden", "posterior_h0", "memory_posterior",
            "memory_gbar"]
 
 
@@ -25,6 +37,21 @@ def _normalize(v: np.ndarray) -> np.ndarray:
     """Rows of ``v`` divided by their sums; all-zero rows stay zero."""
     s = v.sum(axis=-1, keepdims=True)
     return v / np.where(s > 0, s, 1.0)
+
+
+_CONTROLLER = None
+
+
+def single_thread_blas():
+    """A context in which BLAS runs on one thread (a null context without threadpoolctl)."""
+    global _CONTROLLER
+    try:
+        if _CONTROLLER is None:
+            from threadpoolctl import ThreadpoolController
+            _CONTROLLER = ThreadpoolController()
+        return _CONTROLLER.limit(limits=1, user_api="blas")
+    except Exception:  # pragma: no cover - threadpoolctl missing or unable to act
+        return contextlib.nullcontext()
 
 
 def check_token_array(tokens, num_tokens: int) -> np.ndarray:
@@ -45,47 +72,144 @@ def check_token_array(tokens, num_tokens: int) -> np.ndarray:
         r, c = bad[0]
         raise SequenceError(f"tokens: token {arr[r, c]} at sequence {r}, position {c} is outside "
                             f"the vocabulary 0..{num_tokens - 1}")
-    return arr.astype(np.int64)
+    return arr.astype(np.int64, copy=False)
+
+
+def float_arrays(hmm: HMM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(A, A^T, W, pi0)`` as C-contiguous float64 arrays, converted once per model (cached)."""
+    return hmm.memo("float_arrays", lambda: _build_float_arrays(hmm))
+
+
+def _build_float_arrays(hmm: HMM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    f = hmm.to_float()
+    A = np.ascontiguousarray(f.A, dtype=float)
+    out = (A, np.ascontiguousarray(A.T), np.ascontiguousarray(f.W, dtype=float),
+           np.ascontiguousarray(f.pi0, dtype=float))
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
 def proper_embeddings(hmm: HMM, tokens) -> np.ndarray:
     """``e(x_j) = W[x_j, :]`` for every position: ``[n, t, H]``."""
     tokens = check_token_array(tokens, hmm.num_tokens)
-    return np.asarray(hmm.to_float().W)[tokens]  # [n, t, H]
+    return float_arrays(hmm)[2][tokens]  # [n, t, H]
+
+
+def _rescale(v: np.ndarray) -> None:
+    """Multiply each row of ``v`` (``[n, H]``, in place) by the power of two that moves its
+    maximum into ``[1/2, 1)``; zero rows stay zero. Exact unless a result is subnormal."""
+    _, e = np.frexp(v.max(axis=1))                    # [n]
+    v *= np.ldexp(1.0, -e)[:, None]
+
+
+def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
+    """How many steps messages may go between rescalings: each step shrinks a positive entry
+    by at most ``a w`` (the smallest positive entries of ``A`` and of the embeddings), and
+    ``(a w)^k`` must stay above ``2^-500`` (far from underflow). Between 1 and 16."""
+    amin = A[A > 0].min() if (A > 0).any() else 1.0
+    wmin = table[table > 0].min() if (table > 0).any() else 1.0
+    per_step = -np.log2(amin * wmin)
+    return int(max(1, min(16, 500 // max(per_step, 1.0))))
+
+
+def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.ndarray,
+                    idx: np.ndarray, *, forward: bool = True, backward: bool = True,
+                    store: bool = True, track: bool = False, every: int | None = None) -> dict:
+    """The one float message-passing kernel: forward and backward messages of a batch.
+
+    Embeddings are rows of ``table`` (``[K, H]``): position ``j`` of sequence ``r`` uses
+    ``v_j = table[idx[j, r]]`` (``idx`` is ``[t, n]``, time-major). With
+    ``alpha_{-1} = pi0``::
+
+        pre_j  = A alpha_{j-1}            alpha_j = v_j ⊙ pre_j
+        beta_{t-1} = 1                    beta_{j-1} = A^T (v_j ⊙ beta_j)
+
+    every ``every`` steps (default :func:`rescale_interval`) each row is multiplied by the
+    power of two that moves its maximum into ``[1/2, 1)``. Returns a dict with (as asked)
+    ``pre`` and ``beta`` (``[t, n, H]``, when ``store``; rows of different positions carry
+    different powers of two), ``alpha`` (``alpha_{t-1}``, ``[n, H]``), ``beta0``
+    (``A^T (v_0 ⊙ beta_0) ∝ Pr(x | H_0)``, ``[n, H]``), and with ``track`` ``minpos``
+    (``[n]``): the smallest positive entry of a rescaled message (``inf`` if none), the
+    underflow guard of :mod:`models.inference_bounds`.
+    """
+    t, n = idx.shape
+    H = A.shape[0]
+    every = rescale_interval(A, table) if every is None else every
+    out: dict = {"every": every}
+    if track:
+        out["minpos"] = minpos = np.full(n, np.inf)
+
+    def settle(v: np.ndarray, step: int) -> None:
+        """Rescale (and record the guard) at every ``every``-th step and at the last one."""
+        if (step + 1) % every and step != t - 1:
+            return
+        _rescale(v)
+        if not track:
+            return
+        m = v.min(axis=1)
+        zero = m == 0
+        if zero.any():
+            sub = v[zero]
+            m[zero] = np.min(sub, axis=1, where=sub > 0, initial=np.inf)
+        np.minimum(minpos, m, out=minpos)
+
+    emb = np.empty((n, H))
+    with single_thread_blas():
+        if forward:
+            pre = np.empty((t, n, H)) if store else None
+            a = np.empty((n, H))
+            a[:] = pi0
+            buf = np.empty((n, H))
+            for j in range(t):
+                p = pre[j] if store else buf
+                np.matmul(a, AT, out=p)                     # [n, H]: rows are (A alpha)^T
+                settle(p, j)
+                np.take(table, idx[j], axis=0, out=emb)
+                np.multiply(emb, p, out=a)                  # alpha_j = v_j ⊙ pre_j
+            out["alpha"] = a
+            if store:
+                out["pre"] = pre
+        if backward:
+            beta = np.empty((t, n, H)) if store else None
+            b = np.ones((n, H))
+            y = np.empty((n, H))
+            for step, j in enumerate(range(t - 1, -1, -1)):
+                if store:
+                    beta[j] = b
+                np.take(table, idx[j], axis=0, out=emb)
+                np.multiply(emb, b, out=y)                  # v_j ⊙ beta_j
+                b = np.empty((n, H)) if store else b
+                np.matmul(y, A, out=b)                      # A^T (v_j ⊙ beta_j), as rows
+                settle(b, step)
+            out["beta0"] = b
+            if store:
+                out["beta"] = beta
+    return out
 
 
 def messages(A: np.ndarray, pi0: np.ndarray, emb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scaled messages for embeddings ``emb`` ``[n, t, H]``.
+    """Scaled messages for embeddings ``emb`` ``[n, t, H]`` (batch-major convenience form of
+    :func:`scaled_messages`).
 
     Returns ``(pre, alpha, beta)``, each ``[n, t, H]`` and each row known up to a positive
     factor: ``pre[:, j] ∝ A alpha_{j-1}`` (the prior of ``H_{j+1}`` times evidence before it),
     ``alpha[:, j] ∝ emb_j ⊙ pre[:, j]``, ``beta[:, j] ∝ P[evidence after j | H_{j+1}]``.
     """
+    emb = np.asarray(emb, dtype=float)
     n, t, H = emb.shape
-    # C-contiguous operands: OpenBLAS takes a far slower path for a transposed right operand
-    A, AT = np.ascontiguousarray(A), np.ascontiguousarray(A.T)
-    pre = np.empty((n, t, H))
-    alpha = np.empty((n, t, H))
-    beta = np.empty((n, t, H))
-    a = np.broadcast_to(pi0, (n, H))
-    for j in range(t):
-        pre[:, j] = _normalize(a @ AT)           # [n, H]
-        a = alpha[:, j] = _normalize(emb[:, j] * pre[:, j])
-    b = np.ones((n, H)) / H
-    for j in range(t - 1, -1, -1):
-        beta[:, j] = b
-        b = _normalize((emb[:, j] * b) @ A)       # A^T (v_j ⊙ b), batched as row vectors
-    return pre, alpha, beta
-
-
-def _as_float(hmm: HMM):
-    f = hmm.to_float()
-    return tuple(np.ascontiguousarray(a) for a in (f.A, f.W, f.pi0))
+    A = np.ascontiguousarray(A, dtype=float)
+    table = np.ascontiguousarray(emb.transpose(1, 0, 2).reshape(t * n, H))
+    idx = np.arange(t * n).reshape(t, n)
+    m = scaled_messages(A, np.ascontiguousarray(A.T), np.asarray(pi0, dtype=float), table, idx)
+    pre = m["pre"].transpose(1, 0, 2)
+    alpha = emb * pre
+    return pre, alpha, m["beta"].transpose(1, 0, 2)
 
 
 def tau_normalized(hmm: HMM, emb: np.ndarray, i: int) -> np.ndarray:
     """``tau_i(v) / ||tau_i(v)||_1`` (zero rows where the norm is 0): ``[n, H]``."""
-    A, _, pi0 = _as_float(hmm)
+    A, _, _, pi0 = float_arrays(hmm)
     emb = np.asarray(emb, dtype=float)
     if emb.ndim != 3 or emb.shape[2] != hmm.num_states:
         raise InputError(f"embeddings: expected shape [n, t, {hmm.num_states}], found {emb.shape}")
@@ -97,32 +221,53 @@ def tau_normalized(hmm: HMM, emb: np.ndarray, i: int) -> np.ndarray:
 
 def gbar(hmm: HMM, emb: np.ndarray, i: int) -> np.ndarray:
     """``Gbar_i(v)`` for a batch of embedding sequences ``[n, t, H]``: ``[n, X]``."""
-    _, W, _ = _as_float(hmm)
+    W = float_arrays(hmm)[2]
     return tau_normalized(hmm, emb, i) @ np.ascontiguousarray(W.T)
+
+
+def _token_messages(hmm: HMM, tokens, **kw) -> dict:
+    A, AT, W, pi0 = float_arrays(hmm)
+    tokens = check_token_array(tokens, hmm.num_tokens)
+    return scaled_messages(A, AT, pi0, W, np.ascontiguousarray(tokens.T), **kw)
 
 
 def conditionals(hmm: HMM, tokens) -> np.ndarray:
     """``G_i(x) = P[X_i | X_{-i} = x_{-i}]`` for every position: ``[n, T, X]``."""
-    A, W, pi0 = _as_float(hmm)
-    pre, _, beta = messages(A, pi0, proper_embeddings(hmm, tokens))
-    return _normalize(pre * beta) @ np.ascontiguousarray(W.T)
+    m = _token_messages(hmm, tokens)
+    tau = m["pre"] * m["beta"]                                     # [T, n, H]
+    G = _normalize(tau) @ np.ascontiguousarray(float_arrays(hmm)[2].T)
+    return G.transpose(1, 0, 2)
+
+
+def posterior_marginals(hmm: HMM, tokens) -> np.ndarray:
+    """Smoothed marginals ``P[H_i | X_{1:T} = x]`` for ``i = 1..T`` (forward-backward, the
+    quantity of hmmlearn's ``predict_proba`` and dynamax's ``smoothed_probs``): ``[n, T, H]``
+    (a view of a time-major array)."""
+    m = _token_messages(hmm, tokens)
+    W = float_arrays(hmm)[2]
+    tokens = check_token_array(tokens, hmm.num_tokens)
+    post = m["pre"]
+    post *= m["beta"]
+    post *= W[tokens.T]                                            # alpha_i ⊙ beta_i
+    s = post.sum(axis=2, keepdims=True)
+    post /= np.where(s > 0, s, 1.0)
+    return post.transpose(1, 0, 2)
 
 
 def posterior_hidden(hmm: HMM, tokens, i: int) -> np.ndarray:
     """``P[H_i | X_{1:T} = x]`` for ``i`` in ``0..T``: ``[n, H]`` (zero rows where
     ``Pr(X = x) = 0``)."""
-    A, W, pi0 = _as_float(hmm)
-    emb = proper_embeddings(hmm, tokens)
-    n, t, H = emb.shape
+    tokens = check_token_array(tokens, hmm.num_tokens)
+    t = tokens.shape[1]
     if not 0 <= i <= t:
         raise InputError(f"hidden index {i} is outside 0..{t}")
+    pi0 = float_arrays(hmm)[3]
     if i == 0:                                    # backward pass only
-        b = np.ones((n, H))
-        for j in range(t - 1, -1, -1):
-            b = _normalize((emb[:, j] * b) @ A)   # ∝ P[x_{j+1..T} | H_j]
+        b = _token_messages(hmm, tokens, forward=False, store=False)["beta0"]
         return _normalize(pi0[None, :] * b)
-    pre, alpha, beta = messages(A, pi0, emb)
-    return _normalize(alpha[:, i - 1] * beta[:, i - 1])
+    m = _token_messages(hmm, tokens)
+    W = float_arrays(hmm)[2]
+    return _normalize(W[tokens[:, i - 1]] * m["pre"][i - 1] * m["beta"][i - 1])
 
 
 def posterior_h0(hmm: HMM, tokens) -> np.ndarray:

@@ -25,6 +25,7 @@ SUBCOMMANDS = {
     "posterior": ".cmd_posterior",
     "experiment": ".cmd_experiment",
     "symbolic": ".cmd_symbolic",
+    "explore": ".cmd_explore",
 }
 
 EXIT_VERIFIED, EXIT_REFUTED, EXIT_USAGE, EXIT_ASSUMPTION = 0, 1, 2, 3

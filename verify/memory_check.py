@@ -37,6 +37,7 @@ import flint
 import numpy as np
 
 from ..constructions.witnesses import AttentionWitness
+from ..models import inference_bounds as ib
 from ..models.attention import attention
 from ..models import inference_exact as ie
 from ..models import inference_float as iff
@@ -75,6 +76,7 @@ class MemoryCheckResult:
     outside_R: int = 0
     ties: int = 0                   # in R with mu . P = 0
     attended_is_Z: int = 0          # in R: attended set = Z (shifted by the prompt)
+    decided_by: dict = field(default_factory=dict)      # path -> sequences it decided
     first_disagreement: MemoryDecision | None = None
     decisions: list = field(default_factory=list)
 
@@ -197,9 +199,11 @@ def check_sequences(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence
                     evaluate_outside_R: bool = False, progress=None) -> MemoryCheckResult:
     """Decide ``x in R`` and, on ``R``, ``F(x) = F*(x)`` for every sequence.
 
-    ``mode``: ``exact`` (integers and Fractions end to end) or ``float`` (float64 batched,
-    uncertified; maximizers within ``FLOAT_TIE_TOLERANCE`` relative count as ties);
-    ``certified`` runs the exact checker (every verdict is then exact). With
+    ``mode``: ``exact`` (integers and Fractions end to end), ``certified`` (the float kernel
+    with the a priori bound of :mod:`models.inference_bounds`, see :func:`_fast_decisions`;
+    what the bound cannot decide is redone exactly, in one batch) or ``float`` (the same
+    kernel, uncertified; maximizers within ``FLOAT_TIE_TOLERANCE`` relative count as ties).
+    ``result.decided_by`` counts the sequences each path decided. With
     ``evaluate_outside_R`` the head is evaluated on every possible sequence (for tests); the
     counts still only count sequences in ``R``.
 
@@ -212,13 +216,14 @@ def check_sequences(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence
     _check_witness_shapes(mhmm, witness)
     seqs = [tuple(ie.check_tokens(s, mhmm.num_tokens)) for s in sequences]
     fn = _Functionals(mhmm, witness, H_star)
-    decisions = (_float_decisions(mhmm, witness, fn, seqs, evaluate_outside_R) if mode == "float"
-                 else _exact_decisions(mhmm, witness, fn, seqs, evaluate_outside_R))
+    decisions = (_exact_decisions(mhmm, witness, fn, seqs, evaluate_outside_R) if mode == "exact"
+                 else _fast_decisions(mhmm, witness, fn, seqs, evaluate_outside_R, mode == "certified"))
     result = MemoryCheckResult()
     prompt = witness.u is not None
     for d in decisions:
         if progress is not None:
             progress()
+        result.decided_by[d.certified_by] = result.decided_by.get(d.certified_by, 0) + 1
         if keep:
             result.decisions.append(d)
         if not d.possible:
@@ -256,57 +261,167 @@ def _exact_decisions(mhmm, witness, fn: _Functionals, seqs, evaluate_outside_R):
         yield d
 
 
-def _float_decisions(mhmm, witness, fn: _Functionals, seqs, evaluate_outside_R):
-    f = mhmm.to_float()
-    lifted = f.lift()
-    A, pi0, W = (np.asarray(a, dtype=float) for a in (lifted.A, lifted.pi0, lifted.W))
+def _rational(ints, scale) -> list[Fraction]:
+    return [Fraction(int(v), int(scale)) for v in ints]
+
+
+class _FloatHead:
+    """The witness's functionals over lifted states as split float rows for the float kernel,
+    with the exact constants the certified argmax needs (see :func:`_fast_decisions`)."""
+
+    def __init__(self, mhmm: MemoryHMM, fn: _Functionals, prompt_u):
+        lifted = mhmm.lift()
+        key = _rational(fn.key, fn.key_scale)
+        # reference key value: the largest on H* (where the construction's key is constant; with a
+        # prompt, on the lifted states the prompt keeps), so
+        # that score_i = kappa + q.beta_i + (E+_i - E-_i) / N_i with E+- = (key - kappa)+- . tau_i
+        # both exactly 0 when tau_i lives where key = kappa
+        kept = [True] * len(key) if prompt_u is None else [Fraction(v) != 0 for v in prompt_u]
+        on = [k for k, o, keep in zip(key, fn.outside, kept) if not o and keep]
+        self.kappa = max(on) if on else max(key)
+        X = mhmm.num_tokens
+        values = [_rational(fn.value[z], fn.value_scale[z]) for z in range(X)]
+        if fn.prompt_value is not None:
+            values.append(_rational(*fn.prompt_value))
+        rows = ([[Fraction(v) for v in fn.outside], [k - self.kappa for k in key], list(fn.task)]
+                + values)
+        pos, neg, rmin, ok = ib.split_rows(rows)
+        self.outside = pos[:, 0].copy()
+        self.key_pos, self.key_neg = pos[:, 1].copy(), neg[:, 1].copy()
+        self.task_pos, self.task_neg = pos[:, 2].copy(), neg[:, 2].copy()
+        self.value_pos, self.value_neg = np.ascontiguousarray(pos[:, 3:]), np.ascontiguousarray(neg[:, 3:])
+        table = ib.bound_chain(lifted).W
+        if prompt_u is not None:
+            u = ib.split_rows([[Fraction(v) for v in prompt_u]])[0][:, 0]
+            ok = ok and bool(np.all((u == 0) | (u >= ib.SMALLEST_NORMAL)))
+            table = np.vstack([table, u])
+        self.chain = ib.bound_chain(lifted).with_table(table)
+        self.usable = ok and self.chain.usable
+        self.rmin = rmin
+        L = lifted.num_states
+        # underflow guard with rescaling at every step: tau entries (products of two messages)
+        # times a functional, and their ratios to ||tau|| <= L, stay normal
+        wmin = table[table > 0].min() if (table > 0).any() else 1.0
+        self.floor = max(self.chain.floor_at(1), self.chain.floor_for(rmin * wmin),
+                         float(np.sqrt(32 * ib.SMALLEST_NORMAL * L / rmin)))
+        self.qbeta = [Fraction(v) for v in fn.q_beta]
+
+    def constants(self, positions: int):
+        """Per position: exact point values (zero norm: ``q.beta_i``; ``E+-_i = 0``:
+        ``kappa + q.beta_i``) as ranks in their total order, and float enclosures."""
+        qb = [self.qbeta[min(i, len(self.qbeta) - 1)] for i in range(positions)]
+        vals = qb + [self.kappa + v for v in qb]
+        order = sorted(set(vals))
+        rank = np.array([order.index(v) for v in vals]).reshape(2, positions)
+        f = np.array([float(v) for v in vals])
+        lo = np.nextafter(f, -np.inf).reshape(2, positions)
+        hi = np.nextafter(f, np.inf).reshape(2, positions)
+        return rank, lo, hi
+
+
+def _fast_decisions(mhmm, witness, fn: _Functionals, seqs, evaluate_outside_R, certified: bool):
+    """Decisions from the float kernel, grouped by length; certified ones are proven by the a
+    priori bound (:mod:`models.inference_bounds`) or redone exactly.
+
+    Per position ``i`` of the head's input, with ``tau_i`` from the kernel (``N_i = ||tau_i||``,
+    ``E+-_i = (key - kappa)+- . tau_i >= 0``, ``kappa`` the largest key on ``H*``):
+    ``score_i = kappa + q.beta_i + (E+_i - E-_i) / N_i``, exactly ``q.beta_i`` when ``N_i = 0``
+    and exactly ``kappa + q.beta_i`` when ``E+_i = E-_i = 0`` (zeros are exact, item 6): such *point* scores are compared
+    exactly (ranks of rationals), the others as intervals. The attended set is certified when
+    every position whose upper bound reaches the largest lower bound is a point (the set is
+    then the points of the top rank) or when only one position does. ``Attn``'s sign is the
+    sign of ``sum_att (v+ . tau_i) / N_i - sum_att (v- . tau_i) / N_i``, a difference of two
+    nonnegative sums; ``F*``'s is that of ``(task+ - task-) . alpha_{t-1}``.
+    """
+    head = _FloatHead(mhmm, fn, witness.u)
+    chain = head.chain
     prompt = witness.u is not None
-    u = None if not prompt else np.array([float(v) for v in witness.u])
-    phi_u = None
-    if prompt:
-        phi_u = np.array([float(v) for v in ie.reverse_lift(mhmm, [Fraction(v) for v in witness.u])])
-        ThV, b = np.asarray(witness.Theta_V, dtype=float), np.asarray(witness.b, dtype=float)
-        prompt_value = W.T @ (ThV.T @ (b * phi_u))
-    by_length: dict[int, list] = {}
-    for s in seqs:
-        by_length.setdefault(len(s), []).append(s)
-    for length, group in sorted(by_length.items()):
-        tokens = np.array(group, dtype=np.int64)
-        emb = W[tokens]                                                 # [n, t, L]
-        pre, alpha, beta = iff.messages(A, pi0, emb)
-        tau = pre * beta                                                # [n, t, L], rows ∝ tau_i
+    X = mhmm.num_tokens
+    L = chain.num_states
+    path = "bound" if certified else "float (uncertified)"
+    groups: dict[int, list[int]] = {}
+    for k, s in enumerate(seqs):
+        groups.setdefault(len(s), []).append(k)
+    out: list = [None] * len(seqs)
+    for t, where in sorted(groups.items()):
+        tokens = np.array([seqs[k] for k in where], dtype=np.int64)          # [n, t]
+        n = len(where)
+        idx = np.ascontiguousarray(tokens.T)
+        plain = iff.scaled_messages(chain.A, chain.AT, chain.pi0, chain.W, idx, track=certified, every=1)
+        tau = plain["pre"] * plain["beta"]                                    # [t, n, L]
         mass = tau.sum(axis=2)
-        outside = tau @ fn.f_outside                                    # [n, t]
-        # Pr(x) > 0 iff the unnormalised forward message survives: zeros stay exactly zero
-        possible = (emb[:, -1] * pre[:, -1]).sum(axis=1) > 0
-        star = iff.memory_posterior(f, tokens) @ np.asarray(f.mu, dtype=float)
+        Z = (mass > 0) & (tau @ head.outside == 0)                           # [t, n], exact zeros
+        alpha = plain["alpha"]
+        possible = alpha.sum(axis=1) > 0
+        sP, sN = alpha @ head.task_pos, alpha @ head.task_neg
         if prompt:
-            emb_p = np.concatenate([np.broadcast_to(u, (len(group), 1, len(u))), emb], axis=1)
-            pre_p, _, beta_p = iff.messages(A, pi0, emb_p)
-            tau_h = pre_p * beta_p
+            idx_p = np.vstack([np.full((1, n), X), idx])
+            run = iff.scaled_messages(chain.A, chain.AT, chain.pi0, chain.W, idx_p, track=certified, every=1)
+            tau_h = run["pre"] * run["beta"]
+            col = np.vstack([np.full((1, n), X), idx])                        # value row per position
         else:
-            tau_h = tau
-        mass_h = tau_h.sum(axis=2, keepdims=True)
-        tn = tau_h / np.where(mass_h > 0, mass_h, 1.0)                  # normalised, zero rows kept
-        t_h = tn.shape[1]
-        qb = np.array([fn.f_qbeta[min(i, len(fn.f_qbeta) - 1)] for i in range(t_h)])
-        scores = tn @ fn.f_key + qb[None, :]
-        for r, seq in enumerate(group):
-            Z = tuple(int(i) for i in range(length) if mass[r, i] > 0 and outside[r, i] == 0) if possible[r] else ()
-            d = MemoryDecision(seq, bool(possible[r]), Z, certified_by="float (uncertified)")
-            if possible[r] and (Z or evaluate_outside_R):
-                top = scores[r].max()
-                att = tuple(int(i) for i in range(t_h) if scores[r, i] >= top - FLOAT_TIE_TOLERANCE * (1 + abs(top)))
-                vals = []
-                for i in att:
-                    if prompt and i == 0:
-                        vals.append(tn[r, 0] @ prompt_value)
-                    else:
-                        z = seq[i - 1] if prompt else seq[i]
-                        vals.append(tn[r, i] @ fn.f_value[z])
-                d.expected, d.tie = int(star[r] >= 0), bool(star[r] == 0)
-                d.got, d.attended = int(np.mean(vals) >= 0), att
-            yield d
+            run, tau_h, col = plain, tau, idx
+        th = tau_h.shape[0]
+        N = tau_h.sum(axis=2)                                                 # [th, n]
+        Ep, En = tau_h @ head.key_pos, tau_h @ head.key_neg
+        Vp = np.take_along_axis(tau_h @ head.value_pos, col[:, :, None], axis=2)[:, :, 0]
+        Vn = np.take_along_axis(tau_h @ head.value_neg, col[:, :, None], axis=2)[:, :, 0]
+        live = N > 0
+        safeN = np.where(live, N, 1.0)
+        rp, rn = Ep / safeN, En / safeN
+        p, q = np.where(live, Vp / safeN, 0.0), np.where(live, Vn / safeN, 0.0)
+        rank, plo, phi = head.constants(th)
+        qb = np.array([float(head.qbeta[min(i, len(head.qbeta) - 1)]) for i in range(th)])[:, None]
+        kappa = float(head.kappa)
+        if not certified:
+            score = np.where(live, kappa + qb + rp - rn, qb)
+            top = score.max(axis=0)
+            att = score >= top - FLOAT_TIE_TOLERANCE * (1 + np.abs(top))
+            S = (att * (p - q)).sum(axis=0)
+            star = sP - sN
+            got, expected, tie, ok = S >= 0, star >= 0, star == 0, np.ones(n, dtype=bool)
+        else:
+            cnt = np.array([ib.forward_count(i, L) + ib.backward_count(th - 1 - i, L) + 1 for i in range(th)])
+            k_ratio = int(2 * cnt.max() + 2 * L + 2)
+            point_zero, point_d = ~live, live & (Ep == 0) & (En == 0)
+            is_point = point_zero | point_d
+            r, rmag = rp - rn, rp + rn
+            e = ib.ratio_error_factor(k_ratio) * rmag
+            c_lo = np.nextafter(kappa + qb, -np.inf)                          # float enclosure of kappa + q.beta_i
+            c_hi = np.nextafter(kappa + qb, np.inf)
+            c_lo = ib.round_down(c_lo, np.abs(kappa) + np.abs(qb))
+            c_hi = ib.round_up(c_hi, np.abs(kappa) + np.abs(qb))
+            lo = ib.round_down(c_lo + r - e, np.abs(c_lo) + rmag + e)
+            hi = ib.round_up(c_hi + r + e, np.abs(c_hi) + rmag + e)
+            lo = np.where(point_zero, plo[0][:, None], np.where(point_d, plo[1][:, None], lo))
+            hi = np.where(point_zero, phi[0][:, None], np.where(point_d, phi[1][:, None], hi))
+            rk = np.where(point_zero, rank[0][:, None], np.where(point_d, rank[1][:, None], -1))
+            cand = hi >= lo.max(axis=0)
+            single = cand.sum(axis=0) == 1
+            points = ~(cand & ~is_point).any(axis=0)
+            top_rank = np.where(cand, rk, -1).max(axis=0)
+            att = np.where(single, cand, cand & (rk == top_rank))
+            head_ok = single | points
+            S_sign, S_ok, _ = ib.certified_signs((att * p).sum(axis=0), (att * q).sum(axis=0), k_ratio + th)
+            star_sign, star_ok, _ = ib.certified_signs(sP, sN, ib.forward_count(t - 1, L) + 3 + L)
+            got, expected, tie = S_sign >= 0, star_sign >= 0, star_sign == 0
+            guard = np.minimum(plain["minpos"], run["minpos"]) >= head.floor
+            need_head = possible & (Z.any(axis=0) | evaluate_outside_R)
+            ok = guard & head.usable & (~need_head | (head_ok & S_ok & star_ok))
+        for r_, k in enumerate(where):
+            if not ok[r_]:
+                continue
+            z = tuple(int(i) for i in np.flatnonzero(Z[:, r_])) if possible[r_] else ()
+            d = MemoryDecision(seqs[k], bool(possible[r_]), z, certified_by=path)
+            if possible[r_] and (z or evaluate_outside_R):
+                d.expected, d.tie = int(expected[r_]), bool(tie[r_])
+                d.got, d.attended = int(got[r_]), tuple(int(i) for i in np.flatnonzero(att[:, r_]))
+            out[k] = d
+    redo = [k for k, d in enumerate(out) if d is None]
+    for k, d in zip(redo, _exact_decisions(mhmm, witness, fn, [seqs[k] for k in redo], evaluate_outside_R)):
+        d.certified_by = "exact-fallback"
+        out[k] = d
+    return out
 
 
 def _check_witness_shapes(mhmm: MemoryHMM, w: AttentionWitness) -> None:

@@ -276,7 +276,36 @@ def _verify_evidence(model: MemoryHMM, evidence: list, memory_subset) -> bool:
     return True
 
 
+def construction_evidence(model: MemoryHMM, tid: str) -> dict:
+    """What breaks: "the construction" (the paper's builder, or its recipe with ``S* = {0}`` and
+    pseudo-inverses when no ``S*`` exists; ``constructions/relaxed.py``) checked exactly on every
+    sequence of length <= 3 (fewer when there would be more than 200), counting only ``R``.
+    Attention heads have no certificate that *no* head works: this is about the construction."""
+    from .explore import construction_check
+
+    L = 3
+    while L > 1 and sum(model.num_tokens ** k for k in range(1, L + 1)) > 200:
+        L -= 1
+    chk = construction_check(model, tid, seqs.exhaustive(model.num_tokens, L))
+    d = chk["disagreement"]
+    what = (f"{chk['how']}: disagrees with F* on {d['sequence']} in R (F* = {d['expected']}, F = {d['got']}; "
+            "checked exactly)" if d is not None else
+            f"{chk['how']}: agrees with F* on all {chk['in_R']} sequences in R of length <= {L}")
+    return {"how": chk["how"], "H_star": chk["H_star"], "checked": chk["checked"], "in_R": chk["in_R"],
+            "agree": chk["agree"], "labels": chk["labels"], "disagreement": d, "what": what,
+            "scope": "evidence about the construction only (no certificate exists that no attention head works)"}
+
+
 def _assumption_counterexample(model: MemoryHMM, tid: str, failed: dict) -> dict:
+    out = _failed_assumption_evidence(model, tid, failed)
+    try:
+        out["construction"] = construction_evidence(model, tid)
+    except ConstructionError as exc:
+        out["construction"] = {"what": f"the construction cannot be carried out: {exc}", "disagreement": None}
+    return out
+
+
+def _failed_assumption_evidence(model: MemoryHMM, tid: str, failed: dict) -> dict:
     name = next((k for k in ("4.2", "4.5", "C.5") if k in failed), None)
     if name is not None:
         ev = failed[name].get("evidence")
@@ -287,7 +316,8 @@ def _assumption_counterexample(model: MemoryHMM, tid: str, failed: dict) -> dict
                     "checked": ok,
                     "note": "each syntax state s of the target cell carries an exact certificate that S* = {s} "
                             "fails; a failing s makes every S* containing it fail, so no H* exists and the "
-                            "construction of Appendix C cannot start"}
+                            "construction of Appendix C cannot start as written (see 'construction' for the "
+                            "recipe applied anyway)"}
         return {"kind": "construction-breaks", "what": failed[name]["why"]}
     other = next(iter(failed))
     return {"kind": "construction-breaks", "what": failed[other]["why"],
@@ -340,7 +370,11 @@ def theorem(args) -> dict:
                                "attended_is_Z": res.attended_is_Z,
                                "share_in_R": round(res.in_R / res.checked, 4) if res.checked else 0.0,
                                "certified": args.mode != "float",
-                               "verdicts_by": "float (uncertified)" if args.mode == "float" else "exact"}
+                               "verdicts_by": "float (uncertified)" if args.mode == "float" else "exact",
+                               "decided_by": dict(res.decided_by)}
+        if args.mode == "certified":
+            report["sequences"]["verdicts_by"] = ("a priori rounding-error bound, exact where it "
+                                                  "cannot decide")
         if res.first_disagreement is not None:
             d = res.first_disagreement
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
@@ -404,6 +438,8 @@ def render(result: dict) -> None:
                   f"({100 * s['share_in_R']:.1f}%), {s['agree']}/{s['in_R']} agree with F* on R; "
                   f"{s['outside_R']} outside R not counted; ties mu.p = 0 in R: {s['ties']}; "
                   f"attended set = Z on {s['attended_is_Z']}"
+                  + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
+                     if s.get("decided_by") else "")
                   + ("" if s["certified"] else " [uncertified float verdicts]"))
     ce = result.get("counterexample")
     if ce:
@@ -417,5 +453,7 @@ def render(result: dict) -> None:
                 out.print(f"  s = {e['s']}: {e['kind']}: {e.get('what', '')}")
             if "checked" in ce:
                 out.print(f"  certificates rechecked independently: {ce['checked']}")
+            if isinstance(ce.get("construction"), dict):
+                out.print(f"  construction: {ce['construction']['what']}")
     if "seconds" in result:
         out.print(f"time: {result['seconds']:.2f} s")

@@ -25,9 +25,12 @@ from typing import Sequence
 import flint
 import numpy as np
 
+from ..models import inference_bounds as ib
 from ..models import inference_exact as ie
+from ..models import inference_float as iff
 from ..models.hmm import HMM
-from ..models.inference_exact import integer_hmm, scaled_integer_vector
+from ..models.inference_exact import integer_hmm, prior_h1, scaled_integer_vector
+from ..models.task import label, labels, task_margin
 
 __all__ = ["read_position_prior", "Decision", "CheckResult", "check_sequences", "identity_check",
            "decide_direct"]
@@ -39,7 +42,7 @@ def read_position_prior(hmm: HMM, theorem: str, u: Sequence[Fraction] | None) ->
     Theorem 3.3 reads ``G_1((∅, x))``: ``pre = A pi0``. Theorem 3.6 reads ``Gbar_2`` of
     ``(u, e(∅), e(x))``: ``pre = A (u ⊙ (A pi0))``.
     """
-    p1 = hmm.A.dot(hmm.pi0)
+    p1 = prior_h1(hmm)
     if theorem == "3.3":
         return p1
     return hmm.A.dot(np.asarray(u, dtype=object) * p1)
@@ -66,6 +69,7 @@ class CheckResult:
     zero_norm: int = 0
     identity_agree: int = 0
     exact_fallbacks: int = 0
+    decided_by: dict = field(default_factory=dict)      # path -> sequences it decided
     first_disagreement: Decision | None = None
     decisions: list = field(default_factory=list)
 
@@ -95,7 +99,8 @@ def identity_check(hmm: HMM, theorem: str, b: Sequence, u: Sequence | None) -> d
 
 
 class _Rows:
-    """Integer rows ``[W^T b ⊙ pre, mu ⊙ pi0, pre, pi0]`` and their positive scales."""
+    """Integer rows ``[W^T b ⊙ pre, mu ⊙ pi0, pre, pi0]`` and their positive scales; float
+    parts of the same rows for the float kernel."""
 
     def __init__(self, hmm: HMM, theorem: str, b, u, lam):
         pre = read_position_prior(hmm, theorem, u)
@@ -107,13 +112,19 @@ class _Rows:
             self.scales.append(d)
         self.matrix = flint.fmpz_mat(self.ints)
         self.lam = lam
-        self.float_rows = np.array([[float(v) for v in r] for r in rows])
+        # float kernel: the four rows and the identity row W^T b ⊙ pre - lambda mu ⊙ pi0, split
+        # into nonnegative parts pos, neg ([H, 5]) for the a priori bound
+        ident = rows[0] - (lam if lam is not None else Fraction(1)) * rows[1]
+        self.pos, self.neg, rmin, self.usable = ib.split_rows(rows + [ident])
+        chain = ib.bound_chain(hmm)
+        self.usable = self.usable and chain.usable
+        self.floor = chain.floor_for(rmin)
 
     def decide(self, seq, v0, v1, v2, v3, how="exact") -> Decision:
         sF, sS = self.scales[0], self.scales[1]
         lam = self.lam if self.lam is not None else Fraction(1)
         identity = (v0 * sS * lam.denominator == v1 * sF * lam.numerator) and v2 > 0 and v3 > 0
-        return Decision(tuple(seq), possible=v3 > 0, expected=int(v1 >= 0), got=int(v0 >= 0),
+        return Decision(tuple(seq), possible=v3 > 0, expected=label(v1), got=label(v0),
                         tie=v1 == 0, zero_norm=v2 == 0, identity=bool(identity), certified_by=how)
 
 
@@ -135,118 +146,143 @@ def _backward_exact(ih, seqs):
         yield s, beta(s)
 
 
+def _by_length(sequences) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(positions in the input, tokens [n, t])`` per distinct length."""
+    if isinstance(sequences, np.ndarray):
+        return [(np.arange(len(sequences)), sequences.astype(np.int64, copy=False))]
+    groups: dict[int, list[int]] = {}
+    for k, s in enumerate(sequences):
+        groups.setdefault(len(s), []).append(k)
+    return [(np.array(where), np.array([sequences[k] for k in where], dtype=np.int64))
+            for _, where in sorted(groups.items())]
+
+
+class _Rowwise:
+    """Rows of a token array as tuples, made on demand (fallbacks and kept decisions only)."""
+
+    def __init__(self, tokens: np.ndarray):
+        self.tokens = tokens
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __getitem__(self, k) -> tuple[int, ...]:
+        return tuple(int(z) for z in self.tokens[k])
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
+
+
+_PATHS = ("exact", "bound", "exact-fallback", "float (uncertified)")
+
+
 def check_sequences(hmm: HMM, theorem: str, b, u, sequences, *, mode: str = "exact",
                     lam: Fraction | None = None, keep: bool = False, progress=None) -> CheckResult:
     """Decide ``F(x) = F*(x)`` for every sequence (those with ``Pr(x) = 0`` are counted apart).
 
-    Modes: ``exact`` (integers end to end), ``certified`` (arb balls at 64 bits; any decision
-    whose ball touches 0 is redone exactly), ``float`` (float64, uncertified).
+    Modes: ``exact`` (integers end to end), ``certified`` (the float kernel
+    :func:`models.inference_float.scaled_messages` with the a priori bound of
+    :mod:`models.inference_bounds`; a sequence whose bound does not exclude 0, or that trips
+    the underflow guard, is decided exactly, all of them in one batch), ``float`` (the same
+    kernel, uncertified). ``sequences`` is a list of token tuples or an ``int`` array
+    ``[n, t]``. ``result.decided_by`` counts the sequences each path decided.
     """
     rows = _Rows(hmm, theorem, b, u, lam)
     result = CheckResult()
     ih = integer_hmm(hmm)
-    if mode == "float":
-        decisions = _float_decisions(hmm, rows, sequences)
-    elif mode == "certified":
-        decisions = _certified_decisions(hmm, ih, rows, sequences, result)
+    seq_list = sequences if not isinstance(sequences, np.ndarray) else _Rowwise(sequences)
+    if mode == "exact":
+        columns = _exact_columns(ih, rows, seq_list, "exact")
+        order = np.arange(len(seq_list))
     else:
-        decisions = _exact_decisions(ih, rows, sequences)
-    for d in decisions:
-        if progress is not None:
-            progress()
-        if not d.possible:
-            result.outside_support += 1
-            continue
-        result.checked += 1
-        result.ties += d.tie
-        result.zero_norm += d.zero_norm
-        result.identity_agree += d.identity
-        if d.expected == d.got:
-            result.agree += 1
-        elif result.first_disagreement is None:
-            result.first_disagreement = d
-        if keep:
-            result.decisions.append(d)
+        columns, order = _fast_columns(hmm, ih, rows, sequences, seq_list, mode)
+    if progress is not None:
+        progress(len(seq_list))
+    possible, expected, got, tie, zero_norm, identity, how = columns
+    result.outside_support = int((~possible).sum())
+    result.checked = int(possible.sum())
+    result.ties = int((tie & possible).sum())
+    result.zero_norm = int((zero_norm & possible).sum())
+    result.identity_agree = int((identity & possible).sum())
+    agree = (expected == got) & possible
+    result.agree = int(agree.sum())
+    for code, name in enumerate(_PATHS):
+        count = int((how == code).sum())
+        if count:
+            result.decided_by[name] = count
+    result.exact_fallbacks = result.decided_by.get("exact-fallback", 0)
+    bad = np.flatnonzero(possible & ~agree)
+    if bad.size:
+        first = bad[np.argmin(order[bad])]                  # the first in input order
+        result.first_disagreement = _decision(seq_list, order, columns, int(first))
+    if keep:
+        back = np.argsort(order, kind="stable")             # rows in input order
+        result.decisions = [_decision(seq_list, order, columns, int(k)) for k in back]
     return result
 
 
-def _exact_decisions(ih, rows: _Rows, sequences):
-    for seq, beta in _backward_exact(ih, sequences):
+def _decision(seq_list, order, columns, k: int) -> Decision:
+    possible, expected, got, tie, zero_norm, identity, how = columns
+    return Decision(tuple(seq_list[order[k]]), possible=bool(possible[k]), expected=int(expected[k]),
+                    got=int(got[k]), tie=bool(tie[k]), zero_norm=bool(zero_norm[k]),
+                    identity=bool(identity[k]), certified_by=_PATHS[int(how[k])])
+
+
+def _empty_columns(n: int, how: str) -> list[np.ndarray]:
+    """``[possible, expected, got, tie, zero_norm, identity, path]`` for ``n`` sequences."""
+    return [np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int8),
+            np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool),
+            np.full(n, _PATHS.index(how), dtype=np.int8)]
+
+
+def _exact_columns(ih, rows: _Rows, seq_list, how: str) -> list[np.ndarray]:
+    """Exact decisions (integer backward messages shared along suffixes), in input order."""
+    cols = _empty_columns(len(seq_list), how)
+    where: dict[tuple, list[int]] = {}
+    for k, s in enumerate(seq_list):
+        where.setdefault(tuple(s), []).append(k)
+    for seq, beta in _backward_exact(ih, list(where)):
         v = rows.matrix * beta
-        yield rows.decide(seq, *(int(v[r, 0]) for r in range(4)))
+        d = rows.decide(seq, *(int(v[r, 0]) for r in range(4)))
+        for k in where[seq]:
+            cols[0][k], cols[1][k], cols[2][k] = d.possible, d.expected, d.got
+            cols[3][k], cols[4][k], cols[5][k] = d.tie, d.zero_norm, d.identity
+    return cols
 
 
-def _certified_decisions(hmm, ih, rows: _Rows, sequences, result: CheckResult):
-    prec = 64
-    old = flint.ctx.prec
-    flint.ctx.prec = prec
-    try:
-        A = hmm.A
-        Wd = hmm.W
-        back = [flint.arb_mat([[flint.arb(flint.fmpq(A[g, h].numerator, A[g, h].denominator)) *
-                                flint.arb(flint.fmpq(Wd[z, g].numerator, Wd[z, g].denominator))
-                                for g in range(hmm.num_states)] for h in range(hmm.num_states)])
-                for z in range(hmm.num_tokens)]          # A^T diag(W[z]): entry (h, g) = A[g,h] W[z,g]
-        R = flint.arb_mat([[flint.arb(v) for v in r] for r in rows.ints])
-        cache = {(): flint.arb_mat([[1]] * hmm.num_states)}
-        for seq in sorted(sequences, key=len):
-            k = 0
-            while seq[k:] not in cache:
-                k += 1
-            vec = cache[seq[k:]]
-            for j in range(k - 1, -1, -1):
-                vec = back[seq[j]] * vec
-                cache[seq[j:]] = vec
-            v = R * vec
-            balls = [v[r, 0] for r in range(4)]
-            # F, F*, zero-norm and support need signs of v0, v1 and positivity of v2, v3;
-            # the identity needs an exact comparison, so it is decided exactly when asked.
-            decided = all(not ball.contains(0) for ball in balls)
-            if decided:
-                d = Decision(tuple(seq), possible=bool(balls[3] > 0), expected=int(bool(balls[1] > 0)),
-                             got=int(bool(balls[0] > 0)), tie=False, zero_norm=False, identity=False,
-                             certified_by="ball")
-                d.identity = _exact_identity(ih, rows, seq)
-                yield d
-            else:
-                result.exact_fallbacks += 1
-                beta = _exact_beta(ih, seq)
-                vv = rows.matrix * beta
-                yield rows.decide(seq, *(int(vv[r, 0]) for r in range(4)), how="exact-fallback")
-    finally:
-        flint.ctx.prec = old
-
-
-def _exact_beta(ih, seq):
-    vec = flint.fmpz_mat([[1]] * ih.num_states)
-    for z in reversed(seq):
-        vec = ih.backward[z] * vec
-    return vec
-
-
-def _exact_identity(ih, rows, seq) -> bool:
-    v = rows.matrix * _exact_beta(ih, seq)
-    return rows.decide(seq, *(int(v[r, 0]) for r in range(4))).identity
-
-
-def _float_decisions(hmm: HMM, rows: _Rows, sequences):
-    f = hmm.to_float()
-    A, W = np.ascontiguousarray(f.A), np.asarray(f.W)
-    by_length: dict[int, list] = {}
-    for s in sequences:
-        by_length.setdefault(len(s), []).append(s)
-    for length, group in sorted(by_length.items()):
-        tokens = np.array(group, dtype=np.int64)
-        b = np.ones((len(group), hmm.num_states))
-        for j in range(length - 1, -1, -1):
-            b = (W[tokens[:, j]] * b) @ A
-            s = b.sum(axis=1, keepdims=True)
-            b = b / np.where(s > 0, s, 1.0)
-        v = b @ rows.float_rows.T                         # [n, 4]
-        for seq, (v0, v1, v2, v3) in zip(group, v):
-            yield Decision(tuple(seq), possible=bool(v3 > 0), expected=int(v1 >= 0), got=int(v0 >= 0),
-                           tie=bool(v1 == 0), zero_norm=bool(v2 == 0), identity=False,
-                           certified_by="float (uncertified)")
+def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str):
+    """Float-kernel decisions per length group; in certified mode each is proven by the a priori
+    bound or redone exactly. Returns the column arrays and each row's input index."""
+    chain = ib.bound_chain(hmm)
+    certified = mode == "certified"
+    parts, orders = [], []
+    for where, tokens in _by_length(sequences):
+        t, n = tokens.shape[1], len(where)
+        m = iff.scaled_messages(chain.A, chain.AT, chain.pi0, chain.W, np.ascontiguousarray(tokens.T),
+                                forward=False, store=False, track=certified, every=chain.every)
+        beta0 = m["beta0"]                                   # [n, H], ∝ Pr(x | H_0 = h)
+        P, N = beta0 @ rows.pos, beta0 @ rows.neg            # [n, 5] each, nonnegative
+        if not certified:
+            v = P - N
+            cols = [v[:, 3] > 0, labels(v[:, 1]), labels(v[:, 0]), v[:, 1] == 0, v[:, 2] == 0,
+                    np.zeros(n, dtype=bool), np.full(n, _PATHS.index("float (uncertified)"), dtype=np.int8)]
+        else:
+            count = ib.backward_count(t, hmm.num_states) + 1 + hmm.num_states
+            sign, decided, _ = ib.certified_signs(P, N, count)
+            ok = decided[:, [0, 1, 4]].all(axis=1) & (m["minpos"] >= rows.floor) & rows.usable
+            possible, nonzero_norm = sign[:, 3] > 0, sign[:, 2] > 0
+            cols = [possible, labels(sign[:, 1]), labels(sign[:, 0]), sign[:, 1] == 0, ~nonzero_norm,
+                    (sign[:, 4] == 0) & nonzero_norm & possible, np.full(n, _PATHS.index("bound"), dtype=np.int8)]
+            redo = np.flatnonzero(~ok)
+            if redo.size:                                   # one exact batch per length group
+                exact = _exact_columns(ih, rows, [seq_list[where[k]] for k in redo], "exact-fallback")
+                for c, e in zip(cols, exact):
+                    c[redo] = e
+        parts.append(cols)
+        orders.append(where)
+    if not parts:
+        return _empty_columns(0, "exact"), np.zeros(0, dtype=np.int64)
+    return [np.concatenate([p[c] for p in parts]) for c in range(7)], np.concatenate(orders)
 
 
 def decide_direct(hmm: HMM, theorem: str, b, u, seq) -> tuple[int, int, bool]:
@@ -255,12 +291,13 @@ def decide_direct(hmm: HMM, theorem: str, b, u, seq) -> tuple[int, int, bool]:
     Used to cross-check the fast path on a sample and to print counterexamples."""
     post = ie.posterior_h0(hmm, seq)
     possible = any(v != 0 for v in post)
-    f_star = int(sum(m * p for m, p in zip(hmm.mu, post)) >= 0)
-    emb = [list(hmm.W[z]) for z in seq]
+    f_star = label(task_margin(hmm.mu, post))
+    rows = {z: list(hmm.W[z]) for z in set(seq)}      # e(z), one object per token
+    emb = [rows[z] for z in seq]
     filler = [Fraction(1)] * hmm.num_states          # e(∅): any vector (its own position is ignored)
     if theorem == "3.3":
         g = ie.gbar(hmm, [filler] + emb, 0)
     else:
         g = ie.gbar(hmm, [list(u), filler] + emb, 1)
-    f = int(sum(Fraction(bb) * gg for bb, gg in zip(b, g)) >= 0)
+    f = label(task_margin([Fraction(bb) for bb in b], g))
     return f_star, f, possible

@@ -15,7 +15,8 @@ from ..models.instances import save_instance
 from ..models.rational import format_array, format_fraction
 
 from . import sequences as seqs
-from .certificates import check_no_linear_head_certificate, find_no_linear_head_certificate
+from .certificates import (check_no_linear_head_certificate, find_no_linear_head_certificate,
+                           prompt_family_certificates)
 from .vanilla import check_sequences, decide_direct, identity_check
 from .render import progress_bar
 from .common import load_task_instance, settle_verdict
@@ -23,7 +24,8 @@ from .rationalized import rationalized_source
 from .registry import check_assumptions
 from .robustness import robustness_block
 
-__all__ = ["theorem", "load_or_generate", "read_witness", "render", "counterexample_for"]
+__all__ = ["theorem", "load_or_generate", "read_witness", "render", "counterexample_for",
+           "no_basis_set_evidence"]
 
 CROSS_CHECKS = 30
 
@@ -92,16 +94,12 @@ def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0
                         if ok else f"certificate failed its own check: {why}")
         return cert
     if "3.5" in failed:
-        from .search import optimize_prompt_and_head
-
-        out = {"kind": "no-basis-set", "what": failed["3.5"]["why"],
-               "blocking_states": failed["3.5"].get("blocking", [])}
-        out["search"] = optimize_prompt_and_head(hmm, samples=1000, steps=150, seed=seed)
-        return out
+        return no_basis_set_evidence(hmm, failed["3.5"], seed=seed)
     if "3.2" in failed:
         evidence = {k: v for k, v in failed["3.2"].items() if k not in ("holds", "why")}
         if construction_error:
-            return {"kind": "construction-breaks", "what": construction_error, "evidence": evidence}
+            return {"kind": "construction-breaks", "what": construction_error, "evidence": evidence,
+                    "construction": _relaxed_construction(hmm, theorem_id)}
         return {"kind": "construction-survives",
                 "what": f"Assumption 3.2 fails ({failed['3.2']['why']}), but the construction only "
                         "divides by P[H_0] and P[H_1] (and c on H*), which are positive where needed here; "
@@ -110,6 +108,95 @@ def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0
     if construction_error:
         return {"kind": "construction-breaks", "what": construction_error}
     return None
+
+
+EVIDENCE_SEQUENCES = 200        # exhaustive short sequences for construction-level evidence
+FAMILY_SECONDS = 3.0            # time budget of the per-B certificates in a report
+
+
+def _short_sequences(num_tokens: int, limit: int = EVIDENCE_SEQUENCES) -> list[tuple[int, ...]]:
+    L = 1
+    while L < 3 and sum(num_tokens ** k for k in range(1, L + 2)) <= limit:
+        L += 1
+    return seqs.exhaustive(num_tokens, L)
+
+
+def _given_prompt_evidence(hmm: HMM, u) -> dict:
+    """For a refuted user prompt: is the prompt itself hopeless? A Motzkin certificate (checked
+    exactly) that no linear head works with ``u`` on the short sequences, or a note that some
+    head may work with it (only ``b`` was wrong)."""
+    pool = _short_sequences(hmm.num_tokens)
+    cert = find_no_linear_head_certificate(hmm, pool, prompt=list(u))
+    if cert is None:
+        return {"kind": "none-found", "what": f"no certificate on the {len(pool)} short sequences: some linear "
+                                              "head may work with this prompt (the given b is what fails)"}
+    ok, why = check_no_linear_head_certificate(hmm, cert)
+    cert["checked"] = ok
+    cert["what"] = f"no linear head works with this prompt u: {why}" if ok else f"certificate failed its check: {why}"
+    return cert
+
+
+def _relaxed_construction(hmm: HMM, theorem_id: str) -> dict:
+    """The paper's recipe applied anyway (pseudo-inverses; ``constructions/relaxed.py``),
+    checked exactly on every short sequence: what breaks, not only that a step is undefined."""
+    from .explore import construction_check
+
+    pool = _short_sequences(hmm.num_tokens)
+    chk = construction_check(hmm, theorem_id, pool)
+    d = chk["disagreement"]
+    what = (f"{chk['how']}: disagrees with F* on {d['sequence']} (F* = {d['expected']}, F = {d['got']}; "
+            "checked exactly)" if d is not None else
+            f"{chk['how']}: agrees with F* on all {chk['checked']} short sequences checked")
+    return {"how": chk["how"], "checked": chk["checked"], "agree": chk["agree"], "labels": chk["labels"],
+            "disagreement": d, "what": what}
+
+
+def no_basis_set_evidence(hmm: HMM, failed35: dict, *, seed: int = 0, search: bool = False,
+                          search_steps: int = 150, progress=None) -> dict:
+    """Construction-level evidence when Assumption 3.5 fails (in seconds): the paper's recipe
+    applied without the assumption (``constructions/relaxed.py``) checked exactly on every
+    short sequence, a certificate that no linear head works with its prompt, and certificates
+    for the prompt family ``u = 1_B`` within a time budget. ``search`` adds the numerical
+    search of :mod:`verify.search` (opt-in; minutes on large instances)."""
+    from .explore import construction_check
+
+    pool = _short_sequences(hmm.num_tokens)
+    chk = construction_check(hmm, "3.6", pool)
+    w = chk["witness"]
+    construction = {"how": chk["how"], "B": list(w.B), "H_star": list(w.H_star), "u": format_array(w.u),
+                    "b": format_array(w.b), "checked": chk["checked"], "agree": chk["agree"],
+                    "labels": chk["labels"], "disagreement": chk["disagreement"],
+                    "sequences": f"every sequence of length <= {max(len(s) for s in pool)}"}
+    cert = find_no_linear_head_certificate(hmm, pool, prompt=list(w.u))
+    if cert is not None:
+        ok, why = check_no_linear_head_certificate(hmm, cert)
+        cert["checked"] = ok
+        cert["what"] = (f"no linear head works with the construction's prompt u = 1_B, B = {list(w.B)}: " + why
+                        if ok else f"certificate failed its own check: {why}")
+    family = prompt_family_certificates(hmm, pool, first=tuple(w.B), seconds=FAMILY_SECONDS)
+    parts = [failed35["why"]]
+    if chk["disagreement"] is not None:
+        d = chk["disagreement"]
+        parts.append(f"the paper's recipe without the assumption gives a prompt and head that disagree with F* on "
+                     f"{d['sequence']} (F* = {d['expected']}, F = {d['got']}; checked exactly)")
+    else:
+        parts.append(f"the paper's recipe without the assumption still agrees with F* on all {chk['checked']} "
+                     "short sequences checked")
+    if cert is not None and cert["checked"]:
+        parts.append("an exact certificate shows that no linear head works with its prompt")
+    parts.append(family["what"])
+    out = {"kind": "no-basis-set", "what": "; ".join(parts), "blocking_states": failed35.get("blocking", []),
+           "construction": construction, "prompt_certificate": cert, "prompt_family": family,
+           "statement_refuted_for_family": bool(family["all"])}
+    if search:
+        from .search import optimize_prompt_and_head
+
+        out["search"] = optimize_prompt_and_head(hmm, samples=1000, steps=search_steps, seed=seed, progress=progress)
+    else:
+        out["search"] = None
+        out["search_hint"] = ("a numerical search over every prompt u in [0, 1]^|H| is opt-in: "
+                              "verify counterexample 3.6 --hmm FILE --search")
+    return out
 
 
 def theorem(args) -> dict:
@@ -153,11 +240,14 @@ def theorem(args) -> dict:
                                "outside_support": res.outside_support, "zero_norm": res.zero_norm,
                                "identity_agree": res.identity_agree if args.mode != "float" else None,
                                "exact_fallbacks": res.exact_fallbacks,
+                               "decided_by": dict(res.decided_by),
                                "certified": args.mode != "float"}
         if res.first_disagreement is not None:
             d = res.first_disagreement
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
                                         "expected": d.expected, "got": d.got}
+            if args.witness and tid == "3.6":
+                report["prompt_evidence"] = _given_prompt_evidence(hmm, u)
         elif args.mode != "float":
             report["robustness"] = robustness_block(hmm, tid, witness.b, u, sequences, rationalization=conversion)
     failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
@@ -208,7 +298,9 @@ def render(result: dict) -> None:
         out.print(f"sequences ({s['how']}, length <= {s['length']}): {s['agree']}/{s['checked']} agree with F*"
                   + (f", {s['in_R']} in R" if result["theorem"] not in ("3.3", "3.6") else "")
                   + f"; ties mu.p = 0: {s.get('ties', 0)}; outside supp(P[X]): {s.get('outside_support', 0)}"
-                  + ("" if s.get("certified", True) else " [uncertified float verdicts]"))
+                  + ("" if s.get("certified", True) else " [uncertified float verdicts]")
+                  + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
+                     if s.get("decided_by") else ""))
     rob = result.get("robustness")
     if rob and rob.get("radius") is not None:
         out.print(f"robustness: smallest margin |b . g| = {rob['min_margin']:.3g}, radius {rob['radius']:.3g} "
@@ -234,10 +326,26 @@ def render(result: dict) -> None:
                       f"certificate checked independently: {ce.get('checked')})")
         else:
             out.print(f"  {ce.get('what', '')}")
-            if "search" in ce:
-                srch = ce["search"]
+            if ce["kind"] == "no-basis-set":
+                c = ce["construction"]
+                out.print(f"  construction: {c['how']}")
+                out.print(f"    B = {c['B']}, H* = {c['H_star']}: agrees with F* on {c['agree']}/{c['checked']} "
+                          f"sequences ({c['sequences']}; labels {c['labels']})")
+                fam = ce["prompt_family"]
+                out.print(f"  prompt family u = 1_B: {fam['certified']} of {fam['subsets']} B certified "
+                          f"({fam['covered']} tried)")
+            elif isinstance(ce.get("construction"), dict) and ce["construction"].get("what"):
+                out.print(f"  construction: {ce['construction']['what']}")
+            srch = ce.get("search")
+            if srch:
                 out.print(f"  {srch['what']}: prompt+head test accuracy "
                           f"{srch['prompt+head']['test_accuracy']:.3f}, head only "
                           f"{srch['head only']['test_accuracy']:.3f}, majority {srch['majority_baseline']:.3f}")
+                out.print(f"  reading: {srch['interpretation']}")
+            elif ce.get("search_hint"):
+                out.print(f"  ({ce['search_hint']})")
+    pe = result.get("prompt_evidence")
+    if pe:
+        out.print(f"  about the given prompt: {pe['what']}")
     if "seconds" in result:
         out.print(f"time: {result['seconds']:.2f} s")
