@@ -28,7 +28,7 @@ SUBCOMMANDS = {
     "explore": ".cmd_explore",
 }
 
-EXIT_VERIFIED, EXIT_REFUTED, EXIT_USAGE, EXIT_ASSUMPTION = 0, 1, 2, 3
+EXIT_VERIFIED, EXIT_REFUTED, EXIT_USAGE, EXIT_ASSUMPTION, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -70,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:                      # a bug (InternalError or unforeseen): never exit 1
+        if debug:
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (a bug; set HEADPROMPT_DEBUG=1 for the "
+              "traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -72,3 +72,19 @@ def test_transfer_is_sound_for_a_slightly_moved_model():
         head = sum(b * v for b, v in zip(w.b, g))
         task = sum(a * p for a, p in zip(q.mu, oracle.path_posterior(ref, x)))
         assert (head >= 0) == (task >= 0)
+
+
+def test_internal_errors_exit_4_with_one_line(monkeypatch, capsys):
+    """A bug (here: an InternalError raised inside the report) exits 4, never 1, on one line."""
+    from headprompt.models.exceptions import InternalError
+    from headprompt.verify import vanilla_report
+    from headprompt.verify.cli import main
+
+    def broken(*args, **kwargs):
+        raise InternalError("fast and direct checks differ on [0, 1]")
+
+    monkeypatch.setattr(vanilla_report, "robustness_block", broken)
+    monkeypatch.delenv("HEADPROMPT_DEBUG", raising=False)
+    assert main(["theorem", "3.6", "--hidden", "4", "--vocab", "3", "--samples", "20", "--length", "3"]) == 4
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "internal error" in err[0] and "HEADPROMPT_DEBUG=1" in err[0]
