@@ -83,7 +83,8 @@ def change_bounds(model, tokens: list[int], conversion) -> dict:
 def run(args) -> int:
     model, conversion = rationalized_source(args.hmm, args.rationalize)
     if conversion is None:
-        model = load_instance(args.hmm, exact=args.mode == "exact")
+        with rationalized.hinting_float_models(None):
+            model = load_instance(args.hmm, exact=args.mode == "exact")
     tokens = parse_sequence(args.seq, model.num_tokens)
     result = posterior_result(model, tokens, args.mode)
     possible = result.pop("_possible")

@@ -61,7 +61,8 @@ def check_common(args) -> None:
 def run(args) -> int:
     check_common(args)
     request = TheoremRequest.from_namespace(args)
-    report = run_theorem(request)
+    with rationalized.hinting_float_models(request.rationalize):
+        report = run_theorem(request)
     if args.json:
         emit_json(report.data)
     else:
