@@ -78,6 +78,7 @@ def change_bounds(model, tokens: list[int], conversion) -> dict:
     ``G_i(x)`` of the given float model can be from the exact ones printed, as floats rounded
     up. A memory HMM is bounded through its lifted chain (the memory drawn once at the start)."""
     import math
+    from fractions import Fraction
 
     from .robustness import sequence_probability
 
@@ -85,7 +86,7 @@ def change_bounds(model, tokens: list[int], conversion) -> dict:
     T = len(tokens)
     variants = [tuple(tokens[:i] + [z] + tokens[i + 1:]) for i in range(T) for z in range(chain.num_tokens)]
     prob = sequence_probability(chain, [tuple(tokens)] + variants)
-    up = lambda q: math.nextafter(float(q), math.inf)  # noqa: E731
+    up = lambda q: float(q) if Fraction(float(q)) >= q else math.nextafter(float(q), math.inf)  # noqa: E731
     G = [up(conversion.conditional_bound(T, sum(prob[tuple(tokens[:i] + [z] + tokens[i + 1:])]
                                                 for z in range(chain.num_tokens)))) for i in range(T)]
     return {"posterior_change_at_most": up(conversion.conditional_bound(T, prob[tuple(tokens)])),
@@ -95,7 +96,8 @@ def change_bounds(model, tokens: list[int], conversion) -> dict:
 def run(args) -> int:
     model, conversion = rationalized_source(args.hmm, args.rationalize)
     if conversion is None:
-        model = load_instance(args.hmm, exact=args.mode == "exact")
+        with rationalized.hinting_float_models(None):
+            model = load_instance(args.hmm, exact=args.mode == "exact")
     if args.seq_file is not None:
         tokens = parse_sequence(read_text_file(args.seq_file, what="sequence file"), model.num_tokens,
                                 name=f"--seq-file {args.seq_file}")

@@ -64,7 +64,8 @@ def run(args) -> int:
     check_out_path(args.out)
     check_common(args)
     request = TheoremRequest.from_namespace(args)
-    report = run_theorem(request)
+    with rationalized.hinting_float_models(request.rationalize):
+        report = run_theorem(request)
     if args.json:
         emit_json(report.data)
     else:

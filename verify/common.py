@@ -50,7 +50,8 @@ def load_task_instance(path, theorem_id: str, *, memory: bool):
         model, path = path, "the instance"
         if not model.exact:
             raise InputError("the instance has float entries; theorem checks are exact: convert it "
-                             "explicitly (HMM.to_exact, or rationalize a learned model) first")
+                             "explicitly first (rationalize=THRESHOLD here, or "
+                             "headprompt.models.rationalize.rationalize(model))")
     else:
         model = load_instance(path, exact=True)
     if not isinstance(model, MemoryHMM if memory else HMM):

@@ -57,7 +57,7 @@ def check_44(mhmm: MemoryHMM) -> dict:
     reg = check_32(mhmm)
     if not reg["holds"]:
         return {**reg, "why": "Assumption 3.2 fails: " + reg["why"]}
-    image = mhmm.A.dot(mhmm.pi0)
+    image = mhmm.hidden_marginal_1()                  # P[H_1] = A P[H_0]
     diff = [image[h] - mhmm.pi0[h] for h in range(mhmm.num_states)]
     if any(d != 0 for d in diff):
         h = next(k for k, d in enumerate(diff) if d != 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from typing import Any
+from fractions import Fraction
 
 __all__ = ["emit_json", "console", "print_header", "print_labels", "progress_bar"]
 
@@ -52,10 +53,16 @@ def print_header(out, result: dict[str, Any]) -> None:
     out.print(f"[bold]Theorem {result['theorem']}[/bold]  verdict: [{colour}]{verdict}[/{colour}]  "
               f"(mode: {result['mode']})")
     sizes = ", ".join(f"{k} {v}" for k, v in inst.items()
-                      if k not in ("source", "how", "tie_sequence", "label_shares") and v is not None)
+                      if k not in ("source", "how", "tie_sequence", "label_shares", "rationalized")
+                      and v is not None)
     out.print(f"instance: {inst['source']}  ({sizes})")
     if inst.get("how"):
         out.print(f"  {inst['how']}")
+    if inst.get("rationalized"):
+        r = inst["rationalized"]
+        out.print(f"  rationalized: {r['pruned_entries']} entries below {float(Fraction(r['prune_below'])):g} pruned "
+                  f"to 0, the rest rounded to denominator {r['max_denominator']}; largest entry change "
+                  f"{r['max_entry_change']['approx']:.3g}; the verdict is about this exact model")
     table = Table(title="assumptions")
     for col in ("assumption", "holds", "why"):
         table.add_column(col)

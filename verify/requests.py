@@ -58,6 +58,9 @@ class TheoremRequest:
             raise InputError(f"mode {self.mode!r}: expected one of {', '.join(MODES)}")
         if self.hmm is not None and self.model is not None:
             raise InputError("give an instance file (hmm) or an instance object (model), not both")
+        if self.rationalize is not None and self.hmm is None and self.model is None:
+            raise InputError("rationalize: converts a given float instance (hmm or model); a generated "
+                             "instance is exact already")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise InputError(f"seed {self.seed!r}: expected a nonnegative integer")
         for name, (lo, hi) in SIZE_LIMITS.items():

@@ -311,6 +311,15 @@ def render(result: dict) -> None:
                   + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
                      if s.get("decided_by") else ""))
     print_labels(out, result)
+    rob = result.get("robustness")
+    if rob and rob.get("radius") is not None:
+        out.print(f"robustness: smallest margin |b . g| = {rob['min_margin']:.3g}, radius {rob['radius']:.3g} "
+                  f"(sup norm: every verdict holds for any read-out within it)"
+                  + (f"; {rob['zero_margin_sequences']} tie(s) with margin 0" if rob.get("zero_margin_sequences") else ""))
+        if "transfer" in rob:
+            t = rob["transfer"]
+            out.print(f"  carries over to the given float model, proven, on {t['agreement_carries']} of "
+                      f"{t['sequences']} sequences (change bound inside both margins)")
     ce = result.get("counterexample")
     if ce:
         out.print(f"[bold]counterexample[/bold] ({ce['kind']}):")
