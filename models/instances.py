@@ -49,7 +49,7 @@ def read_text_file(path: str | Path, *, what: str = "file") -> str:
     if stat.S_ISDIR(info.st_mode):
         raise InstanceFileError(f"{path}: is a directory, expected a JSON {what}")
     if not stat.S_ISREG(info.st_mode):
-        raise InstanceFileError(f"{path}: not a regular file (a pipe or device); save the {what} to a file first")
+        raise InstanceFileError(f"{path}: not a regular file (a pipe or device); save it to a regular file first")
     if info.st_size > MAX_FILE_BYTES:
         raise LimitError(f"{path}: {info.st_size} bytes; the limit for a {what} is {MAX_FILE_BYTES} bytes")
     try:

@@ -124,7 +124,8 @@ def check_lifted_states(memory_values: int, cells: int, syntax_states: int, *, m
     shown = (f"{memory_values ** cells * cells * syntax_states}" if magnitude < 18
              else f"about 10^{int(magnitude)}")
     what = given or f"memory_values {memory_values}, cells {cells}, syntax_states {syntax_states}"
-    hint = ("; --mode float allows " + str(MAX_LIFTED_STATES["float"]) if mode != "float" and float_hint else "")
+    hint = ("; verify posterior --mode float allows " + str(MAX_LIFTED_STATES["float"])
+            if mode != "float" and float_hint else "")
     raise LimitError(f"{where}: {what}: the lifted chain would have |M|^N N |S| = {memory_values}^{cells} x "
                      f"{cells} x {syntax_states} = {shown} states; the limit in {mode if mode == 'float' else 'exact'} "
                      f"mode is {cap}{hint} (use fewer cells, memory values or syntax states)")
