@@ -11,10 +11,10 @@ from ..models.exceptions import InputError
 
 from . import rationalized
 from .api import run_theorem
-from .common import check_out_path, check_theorem_flags
+from .common import check_out_path
 from .registry import THEOREM_IDS, theorem_spec
 from .render import emit_json
-from .requests import TheoremRequest
+from .requests import SIZE_LIMITS, TheoremRequest
 
 __all__ = ["add_parser", "run", "THEOREMS", "add_instance_options", "check_common"]
 
@@ -50,20 +50,17 @@ def add_parser(sub) -> None:
 
 
 def check_common(args) -> None:
-    """Reject impossible sizes with one clear line."""
-    limits = {"--hidden": (args.hidden, 1, 400), "--vocab": (args.vocab, 1, 1000),
-              "--samples": (args.samples, 0, 10_000_000), "--length": (args.length, 1, 4096),
-              "--memory": (getattr(args, "memory", None), 1, 64), "--cells": (getattr(args, "cells", None), 1, 8)}
-    for flag, (value, lo, hi) in limits.items():
+    """Reject sizes outside :data:`~.requests.SIZE_LIMITS` with one clear line (the commands
+    that build no :class:`TheoremRequest` call this)."""
+    for name, (lo, hi) in SIZE_LIMITS.items():
+        value = getattr(args, name, None)
         if value is not None and not lo <= value <= hi:
-            raise InputError(f"{flag} {value}: expected a value in {lo}..{hi}")
+            raise InputError(f"--{name} {value}: expected a value in {lo}..{hi}")
 
 
 def run(args) -> int:
-    check_theorem_flags(args, defaults={"vocab": 10, "samples": 10_000})
+    request = TheoremRequest.from_namespace(args)      # validates every option, fills defaults
     check_out_path(args.out)
-    check_common(args)
-    request = TheoremRequest.from_namespace(args)
     with rationalized.hinting_float_models(request.rationalize):
         report = run_theorem(request)
     if args.json:
