@@ -111,11 +111,13 @@ def run(args) -> int:
     if not possible:
         print("warning: Pr(X = x) = 0 for this sequence; the posterior is undefined and shown as 0",
               file=sys.stderr)
+    # float values are not proven: exit 5 (SPEC section 4), so no script reads them as exact
+    code = 0 if args.mode == "exact" else 5
     if args.json:
         emit_json(result)
-        return 0
+        return code
     _render(model, result)
-    return 0
+    return code
 
 
 def check_length(model, length: int, mode: str) -> None:

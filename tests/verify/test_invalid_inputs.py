@@ -77,7 +77,7 @@ def test_missing_file_and_missing_arguments(tmp_path, capsys):
 def test_float_mode_accepts_rounded_sums_exact_mode_does_not(tmp_path, capsys):
     path = tmp_path / "rounded.json"
     path.write_text(_with(A=[[0.9, 0.3333333333333], [0.1, 0.6666666666666]]))
-    assert main(["posterior", "--hmm", str(path), "--seq", "0 1", "--mode", "float", "--json"]) == 0
+    assert main(["posterior", "--hmm", str(path), "--seq", "0 1", "--mode", "float", "--json"]) == 5   # uncertified
     capsys.readouterr()
     assert main(["posterior", "--hmm", str(path), "--seq", "0 1"]) == 2
     assert "A: column 1 sums to 9999999999999/10000000000000" in capsys.readouterr().err
@@ -253,7 +253,7 @@ def test_exact_posterior_length_limit_and_seq_file(tmp_path, capsys):
     code, _, err = _run(capsys, ["posterior", "--hmm", str(path), "--seq-file", str(seq)])
     _one_line_2(code, err, "10000 tokens", "--mode float")
     code, out, err = _run(capsys, ["posterior", "--hmm", str(path), "--seq-file", str(seq), "--mode", "float", "--json"])
-    assert code == 0 and len(json.loads(out)["G"]) == 10_000
+    assert code == 5 and len(json.loads(out)["G"]) == 10_000             # 5: float, uncertified
     code, _, err = _run(capsys, ["posterior", "--hmm", str(path), "--seq", "0", "--seq-file", str(seq)])
     _one_line_2(code, err, "not allowed with argument")
     bad = tmp_path / "bad.txt"
