@@ -319,7 +319,7 @@ def failing_vanilla_instance(theorem_id: str, hidden: int, vocab: int, *, rng: n
         holds["3.1"] = False
     why = feasible_vanilla(hidden, vocab, holds)
     if why:
-        raise InputError(f"--hidden {hidden} --vocab {vocab}: {why}")
+        raise InputError(f"hidden {hidden}, vocab {vocab}: {why}")
     hmm, info = vanilla_family(RandomChooser(rng), num_states=hidden, num_tokens=vocab, holds=holds,
                                max_weight=9)
     return hmm, "generated so that Assumption 3.2 holds and " + name + " fails, " + info["recipe"]

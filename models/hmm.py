@@ -164,11 +164,13 @@ class _Sizes:
         return True
 
     def __hash__(self) -> int:
-        """A hash over the kind, sizes and every entry (consistent with ``==``), memoised."""
+        """A hash over the kind, sizes and every entry (consistent with ``==``), memoised. Only
+        numbers enter it (no strings, no None), so it is the same in every process and a
+        pickled model's memoised hash stays valid."""
         def build() -> int:
-            parts = [type(self).__name__, self.exact]
+            parts = [isinstance(self, HMM), self.exact]
             for v in self._value_fields():
-                parts.append(None if v is None else
+                parts.append((0,) if v is None else
                              (v.shape, tuple(v.flat)) if isinstance(v, np.ndarray) else v)
             return hash(tuple(parts))
         return self.memo("hash", build)

@@ -44,7 +44,7 @@ def prior_h1(hmm: HMM) -> np.ndarray:
     >>> [str(v) for v in prior_h1(HMM.create([[1, '1/2'], [0, '1/2']], [[1, 1]], ['1/2', '1/2']))]
     ['3/4', '1/4']
     """
-    return hmm.A.dot(hmm.pi0)
+    return hmm.hidden_marginal_1()
 
 
 def scaled_integer_vector(values: Sequence[Fraction]) -> tuple[list[int], int]:

@@ -59,7 +59,8 @@ def initial_from_start(A: Any, start: Any, *, tolerance: float = FLOAT_TOLERANCE
         raise InputError(f"startprob_: no pi0 in the simplex has A pi0 = startprob_ (the closest "
                          f"nonnegative pi0 misses by {residual:.3g} in some entry; hmmlearn's first "
                          "state is our H_1 = A H_0, and this startprob_ is not reachable in one step of "
-                         "the chain); pass pi0 explicitly")
+                         "the chain); pass pi0 explicitly, or, for a chain observed at stationarity, set "
+                         "startprob_ to the stationary law of transmat_, which pi0 = that law reaches")
     return x
 
 

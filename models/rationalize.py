@@ -10,9 +10,12 @@ theorems are checked on, and says how far it moved:
    moves each column by at most ``normalization_gap`` (about ``1e-16``).
 2. Entries of ``P`` below ``prune_below`` become exact zeros (a column keeps at least its
    largest entry).
-3. The kept entries are rounded to the denominator ``max_denominator`` and renormalised
-   exactly, positives kept positive (:func:`~.rational.round_to_denominator`); an exact input
-   is only renormalised. The result ``Q`` is exact.
+3. A float column that is a float copy of simple fractions (every kept entry within
+   ``1e-12`` of a fraction with denominator at most 1000, those fractions summing to exactly 1)
+   becomes those fractions. Otherwise the kept entries are rounded to the denominator
+   ``max_denominator`` and renormalised exactly, positives kept positive
+   (:func:`~.rational.round_to_denominator`). An exact input is only renormalised. The result
+   ``Q`` is exact, and every change is measured and reported.
 
 The bound (what an exact verdict on ``Q`` says about ``P``). Write ``tv(v, w) = 1/2 ||v - w||_1``
 and, over all columns, ``tv_A = max_h tv(A[:, h], A'[:, h])``, ``tv_W`` likewise (for a memory
@@ -66,6 +69,8 @@ __all__ = ["Rationalization", "rationalize", "exact_entries", "DEFAULT_PRUNE_BEL
 
 DEFAULT_PRUNE_BELOW = 1e-3
 DEFAULT_MAX_DENOMINATOR = 10**6
+SNAP_DENOMINATOR = 1000
+SNAP_TOLERANCE = Fraction(1, 10**12)
 
 
 def exact_entries(arr: np.ndarray) -> np.ndarray:
@@ -120,7 +125,10 @@ def _convert(values: np.ndarray, *, axis: int, threshold: Fraction, max_denomina
         if not any(keep):
             keep[max(range(len(ref)), key=lambda k: ref[k])] = True
         acc.pruned += sum(1 for v, k in zip(ref, keep) if v > 0 and not k)
-        if exact_in or max_denominator is None:
+        snapped = None if exact_in else _snap(ref, keep)
+        if snapped is not None:
+            q = snapped
+        elif exact_in or max_denominator is None:
             kept_total = sum((v for v, k in zip(ref, keep) if k), Fraction(0))
             q = [v / kept_total if k else Fraction(0) for v, k in zip(ref, keep)]
         else:
@@ -130,6 +138,23 @@ def _convert(values: np.ndarray, *, axis: int, threshold: Fraction, max_denomina
         acc.entry_change = max(acc.entry_change, max(abs(a - b) for a, b in zip(p, q)))
         out[idx] = q
     return np.moveaxis(out, -1, axis)
+
+
+def _snap(ref: list, keep: list) -> list | None:
+    """The simple fractions a float column stands for, when it is one: every kept entry within
+    ``SNAP_TOLERANCE`` of a fraction with denominator at most ``SNAP_DENOMINATOR`` and those
+    fractions summing to exactly 1 (a float copy of an exact model, ``1/3`` stored as
+    ``0.333...``); None otherwise."""
+    out = []
+    for v, k in zip(ref, keep):
+        if not k:
+            out.append(Fraction(0))
+            continue
+        f = v.limit_denominator(SNAP_DENOMINATOR)
+        if abs(f - v) > SNAP_TOLERANCE or f <= 0:
+            return None
+        out.append(f)
+    return out if sum(out) == 1 else None
 
 
 def _exact_task(mu: np.ndarray | None) -> tuple[np.ndarray | None, Fraction]:
@@ -200,7 +225,8 @@ class Rationalization:
     def describe(self) -> str:
         """One paragraph for people."""
         return (f"rationalized: {self.pruned} entries below {float(self.prune_below):g} pruned to 0, the rest "
-                f"rounded to denominator {self.max_denominator} and renormalised exactly; largest entry "
+                f"rounded to denominator {self.max_denominator} (or snapped to the simple fractions a column stands "
+                f"for) and renormalised exactly; largest entry "
                 f"change {float(self.max_entry_change):.3g}; column distances tv_A = {float(self.tv['A']):.3g}, "
                 f"tv_W = {float(self.tv['W']):.3g}, tv_start = {float(self.tv['start']):.3g}. Any posterior or "
                 "G_i given an event B of exact probability Q(B) moves by at most 2 (tv_start + L (tv_A + tv_W)) / Q(B).")

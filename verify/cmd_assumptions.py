@@ -40,7 +40,8 @@ def run(args) -> int:
         raise InputError(f"theorem {args.id!r}: expected one of {', '.join(THEOREMS)}")
     model, conversion = rationalized_source(args.hmm, args.rationalize)
     if conversion is None:
-        model = load_instance(args.hmm, exact=True)
+        with rationalized.hinting_float_models(None):
+            model = load_instance(args.hmm, exact=True)
     if args.id in ("3.3", "3.6"):
         if not isinstance(model, HMM):
             raise InputError(f"{args.hmm}: Theorem {args.id} is about vanilla HMMs, found kind 'memory-hmm'")

@@ -23,6 +23,7 @@ from ..models.instances import save_instance
 
 from .cmd_assumptions import vanilla_assumptions
 from .cmd_theorem import THEOREMS, add_instance_options, check_common
+from .common import check_out_path, check_theorem_flags
 from .render import console, emit_json
 from .search import MAX_STEPS
 from .vanilla_report import counterexample_for, load_or_generate, no_basis_set_evidence
@@ -48,6 +49,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     if args.id not in THEOREMS:
         raise InputError(f"theorem {args.id!r}: expected one of {', '.join(THEOREMS)}")
+    check_theorem_flags(args, defaults={"vocab": 10})
+    check_out_path(args.out)
     check_common(args)
     if not 1 <= args.search_steps <= MAX_STEPS:
         raise InputError(f"--search-steps {args.search_steps}: expected a value in 1..{MAX_STEPS}")

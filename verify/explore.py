@@ -37,7 +37,7 @@ import numpy as np
 from ..constructions.relaxed import (RECIPES, relaxed_33_witness, relaxed_36_witness,
                                      relaxed_memory_witness)
 from ..constructions.vanilla import ConstructionError
-from ..models.exceptions import InputError
+from ..models.exceptions import InputError, InternalError
 from ..models.hmm import HMM, MemoryHMM
 from ..models.instances import instance_to_dict
 from ..models.rational import format_array
@@ -355,7 +355,7 @@ def explore(request: ExploreRequest, *, progress: Callable | None = None,
             continue
         hit = evaluate(model, request.theorem, request.drop, request.max_length, want=want)
         if hit is None:                                   # pragma: no cover - shrinking keeps the property
-            raise RuntimeError("internal error: the shrunk instance no longer gives a counterexample")
+            raise InternalError("the shrunk instance no longer gives a counterexample")
         seqs = _sequences(model, request.max_length)
         chk = None
         try:

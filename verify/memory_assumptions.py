@@ -57,7 +57,7 @@ def check_44(mhmm: MemoryHMM) -> dict:
     reg = check_32(mhmm)
     if not reg["holds"]:
         return {**reg, "why": "Assumption 3.2 fails: " + reg["why"]}
-    image = mhmm.A.dot(mhmm.pi0)
+    image = mhmm.hidden_marginal_1()                  # P[H_1] = A P[H_0]
     diff = [image[h] - mhmm.pi0[h] for h in range(mhmm.num_states)]
     if any(d != 0 for d in diff):
         h = next(k for k, d in enumerate(diff) if d != 0)
@@ -129,8 +129,15 @@ def check_c5(mhmm: MemoryHMM, name: str = "C.5") -> dict:
     """Assumption C.5 (4.5 when there is one cell): non-degeneracy with ``m in supp(mu)``."""
     support = _support_of_mu(mhmm)
     if not support:
-        return {"holds": False, "why": "mu = 0: supp(mu) is empty, so there is nothing to recover "
-                                       "(and the prompt of eq. C.6 would be 0)"}
+        # mu = 0 (README, "mu = 0"): no column is restricted, so the condition holds vacuously
+        # for every S*; S* = all syntax states makes R as large as it can be. Same reading as
+        # Assumption 3.5 with supp(mu) empty (B = H* = []).
+        j, S = mhmm.target_cell, mhmm.syntax_states
+        H_star = [j * S + s for s in range(S)]
+        return {"holds": True, "S_star": list(range(S)), "H_star": H_star, "target_cell": j,
+                "why": f"mu = 0: supp(mu) is empty, so Assumption {name} holds vacuously (no columns W_(m,h) "
+                       f"with m in supp(mu) to recover; S* = all syntax states, H* = {H_star}); "
+                       "F* = 1 on every sequence, so any check of this task is vacuous"}
     return _nondegeneracy(mhmm, name, support)
 
 

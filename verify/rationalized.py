@@ -7,13 +7,14 @@ loading a file that is exact or float, and the ``"rationalized"`` block of a rep
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from ..models.exceptions import ValidationError
 from ..models.hmm import HMM, MemoryHMM
 from ..models.rationalize import DEFAULT_MAX_DENOMINATOR, DEFAULT_PRUNE_BELOW, Rationalization, rationalize
 
-__all__ = ["add_option", "rationalized_source", "HELP"]
+__all__ = ["add_option", "rationalized_source", "hinting_float_models", "HELP"]
 
 HELP = (f"convert a float (e.g. learned) instance to an exact one explicitly: entries below THRESHOLD "
         f"(default {DEFAULT_PRUNE_BELOW:g}) become exact zeros, the rest are rounded to denominator "
@@ -47,3 +48,16 @@ def rationalized_source(source: Any, prune_below: float | None) -> tuple[Any, Ra
             model = load_instance(source, exact=False)
     r = rationalize(model, prune_below=prune_below)
     return r.model, r
+
+
+@contextmanager
+def hinting_float_models(prune_below: float | None) -> Iterator[None]:
+    """Re-raise "column ... sums to ..." errors of an exact load with a pointer to
+    ``--rationalize`` (a float model, e.g. a learned one, rarely sums to exactly 1)."""
+    try:
+        yield
+    except ValidationError as exc:
+        if prune_below is None and "sums to" in str(exc):
+            raise ValidationError(f"{exc}; for a float (e.g. learned) model add --rationalize [THRESHOLD], "
+                                  "an explicit, reported conversion") from None
+        raise

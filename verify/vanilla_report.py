@@ -19,7 +19,8 @@ from .certificates import (check_no_linear_head_certificate, find_no_linear_head
                            prompt_family_certificates)
 from .vanilla import check_sequences, decide_direct, identity_check
 from .render import progress_bar
-from .common import load_task_instance, settle_verdict
+from .api import DETAILS
+from .common import check_work, label_counts, load_task_instance, settle_verdict
 from .rationalized import rationalized_source
 from .registry import check_assumptions
 from .robustness import robustness_block
@@ -55,7 +56,8 @@ def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
         if theorem_id == "3.3":
             how += f" (no instance can satisfy Assumption 3.1 with |H| = {hidden} > |X| = {args.vocab})"
     return model, {"hidden": hidden, "vocab": args.vocab, "seed": args.seed, "source": "generated",
-                   "how": how, "tie_sequence": info.get("tie_sequence")}
+                   "how": how, "tie_sequence": info.get("tie_sequence"),
+                   "label_shares": info.get("label_shares")}
 
 
 def read_witness(path: str, theorem_id: str, hmm: HMM):
@@ -64,7 +66,7 @@ def read_witness(path: str, theorem_id: str, hmm: HMM):
     return witnesses.read_witness(path, theorem_id, hmm)[0]
 
 
-def _sequence_set(args, hmm: HMM):
+def _sequence_set(args, hmm: HMM, extra=()):
     rng = np.random.default_rng(args.seed + 1)
     if args.exhaustive:
         length = 4 if args.length is None else args.length
@@ -72,7 +74,7 @@ def _sequence_set(args, hmm: HMM):
     length = 8 if args.length is None else args.length
     pool = seqs.sampled(hmm, args.samples, length, rng=rng) if args.samples else []
     adv = seqs.adversarial(hmm, 200, length, rng=rng)
-    return list(dict.fromkeys(pool + adv)), "sampled", length
+    return list(dict.fromkeys(pool + adv + [tuple(e) for e in extra])), "sampled", length
 
 
 def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0,
@@ -204,12 +206,13 @@ def theorem(args) -> dict:
     tid = args.id
     hmm, instance = load_or_generate(args, tid)
     conversion = instance.pop("_conversion", None)
+    check_work(args, hmm)
     results = check_assumptions(hmm, tid)
     sets = results.get("3.5", {}).pop("_sets", None)
     failed = {k: v for k, v in results.items() if not v["holds"]}
-    report = {"theorem": tid, "verdict": None, "mode": args.mode, "instance": instance,
-              "assumptions": results, "witness": None, "identity": None, "sequences": None,
-              "counterexample": None}
+    report = {"theorem": tid, "verdict": None, "mode": args.mode, "certified": args.mode != "float",
+              "instance": instance, "assumptions": results, "witness": None, "identity": None,
+              "sequences": None, "labels": None, "vacuous": None, "counterexample": None}
     witness, construction_error = None, None
     if args.witness:
         witness = read_witness(args.witness, tid, hmm)
@@ -229,11 +232,14 @@ def theorem(args) -> dict:
         lam = report["identity"].pop("lambda")
         if lam is not None:
             report["identity"]["lambda"] = format_fraction(lam)
-        sequences, how, length = _sequence_set(args, hmm)
-        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}")
-        res = check_sequences(hmm, tid, witness.b, u, sequences, mode=args.mode, lam=lam, progress=tick)
+        extra = [instance["tie_sequence"]] if instance.get("tie_sequence") else []
+        sequences, how, length = _sequence_set(args, hmm, extra)
+        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False))
+        res = check_sequences(hmm, tid, witness.b, u, sequences, mode=args.mode, lam=lam, progress=tick, keep=True)
         if bar is not None:
             bar.close()
+        report.update(label_counts([d.expected for d in res.decisions]))
+        res.decisions = []
         _cross_check(hmm, tid, witness, sequences, args.mode, res)
         report["sequences"] = {"checked": res.checked, "agree": res.agree, "in_R": res.checked,
                                "length": length, "how": how, "ties": res.ties,
@@ -246,6 +252,10 @@ def theorem(args) -> dict:
             d = res.first_disagreement
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
                                         "expected": d.expected, "got": d.got}
+            if args.mode == "float":                  # say whether the float disagreement is real
+                f_star, f, possible = decide_direct(hmm, tid, witness.b, u, d.sequence)
+                report["counterexample"]["exact_check"] = {
+                    "expected": f_star, "got": f, "disagrees": bool(possible and f_star != f)}
             if args.witness and tid == "3.6":
                 report["prompt_evidence"] = _given_prompt_evidence(hmm, u)
         elif args.mode != "float":
@@ -262,6 +272,9 @@ def theorem(args) -> dict:
     if args.out:
         save_instance(hmm, args.out, witness=None if witness is None else witness.as_dict(),
                       meta={"theorem": tid, "instance": instance})
+    # what TheoremReport.to_frame needs; verify.api.run_theorem takes it out of the dict
+    report[DETAILS] = {"model": hmm, "witness": witness,
+                       "sequences": sequences if witness is not None else []}
     return report
 
 
@@ -280,7 +293,7 @@ def _cross_check(hmm, tid, witness, sequences, mode, res) -> None:
 
 def render(result: dict) -> None:
     """A readable report of a theorem result dict."""
-    from .render import console, print_header
+    from .render import console, print_header, print_labels
 
     out = console()
     print_header(out, result)
@@ -301,11 +314,26 @@ def render(result: dict) -> None:
                   + ("" if s.get("certified", True) else " [uncertified float verdicts]")
                   + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
                      if s.get("decided_by") else ""))
+    print_labels(out, result)
+    rob = result.get("robustness")
+    if rob and rob.get("radius") is not None:
+        out.print(f"robustness: smallest margin |b . g| = {rob['min_margin']:.3g}, radius {rob['radius']:.3g} "
+                  f"(sup norm: every verdict holds for any read-out within it)"
+                  + (f"; {rob['zero_margin_sequences']} tie(s) with margin 0" if rob.get("zero_margin_sequences") else ""))
+        if "transfer" in rob:
+            t = rob["transfer"]
+            out.print(f"  carries over to the given float model, proven, on {t['agreement_carries']} of "
+                      f"{t['sequences']} sequences (change bound inside both margins)")
     ce = result.get("counterexample")
     if ce:
         out.print(f"[bold]counterexample[/bold] ({ce['kind']}):")
         if ce["kind"] == "disagreement":
             out.print(f"  sequence {ce['sequence']}: F*(x) = {ce['expected']} but F(x) = {ce['got']}")
+            if "exact_check" in ce:
+                ex = ce["exact_check"]
+                out.print("  checked exactly: " + ("a real disagreement" if ex["disagrees"] else
+                          f"NOT a disagreement (exact F*(x) = {ex['expected']}, F(x) = {ex['got']}); "
+                          "the float verdict was wrong"))
         elif ce["kind"] == "no-linear-head":
             out.print(f"  {len(ce['sequences'])} sequences {ce['sequences']} with labels {ce['labels']}")
             out.print(f"  {ce['what']}")

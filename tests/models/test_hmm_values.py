@@ -158,3 +158,15 @@ def test_witnesses_serialise_in_one_place():
         witness_from_dict({"theorem": "3.6", "u": [1] * 5, "b": [1]}, "3.6", hmm)
     with pytest.raises(exc.InstanceFileError, match="not 3.3"):
         witness_from_dict({"theorem": "3.6", "b": [1, 2, 3]}, "3.3", hmm)
+
+
+def test_hash_is_the_same_in_every_process():
+    """The memoised hash holds only numbers, so a pickled model's hash stays valid elsewhere."""
+    import subprocess
+    import sys
+
+    code = ("from headprompt.models.hmm import HMM; print(hash(HMM.create([['1/2', '1/3'], ['1/2', '2/3']], "
+            "[[1, 0], [0, 1]], ['1/3', '2/3'])))")
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2)}
+    assert len(seen) == 1

@@ -78,12 +78,12 @@ def test_to_dict_is_a_copy():
 
 
 @pytest.mark.parametrize("options, match", [
-    (dict(samples=-1), "samples -1"),
+    (dict(samples=-1), "--samples -1"),
     (dict(mode="fast"), "mode 'fast'"),
-    (dict(seed=-1), "seed -1"),
-    (dict(hidden=0), "hidden 0"),
+    (dict(seed=-1), "--seed -1"),
+    (dict(hidden=0), "--hidden 0"),
     (dict(lenght=4), "unknown option 'lenght'"),
-    (dict(hidden=True), "hidden True"),
+    (dict(hidden=True), "--hidden True"),
 ])
 def test_bad_options_are_input_errors(options, match):
     with pytest.raises(InputError, match=match):
@@ -109,3 +109,48 @@ def test_request_from_namespace_ignores_cli_only_fields():
     ns = argparse.Namespace(id="3.6", json=True, run=None, hidden=5, vocab=3, samples=10)
     req = TheoremRequest.from_namespace(ns)
     assert (req.id, req.hidden, req.vocab, req.samples) == ("3.6", 5, 3, 10)
+
+
+@pytest.mark.parametrize("theorem, options, match", [
+    ("3.3", dict(memory=3), "--memory does not apply to Theorem 3.3"),
+    ("3.6", dict(exhaustive=True, samples=10), "--samples does not apply with --exhaustive"),
+])
+def test_options_that_do_not_apply_are_refused_as_on_the_cli(theorem, options, match):
+    with pytest.raises(InputError, match=match):
+        headprompt.check(None, theorem, **options)
+
+
+def test_sizes_do_not_apply_to_a_given_instance():
+    model = headprompt.HMM.create([[1]], [["1/2"], ["1/2"]], [1], [1])
+    with pytest.raises(InputError, match="--hidden does not apply"):
+        headprompt.check(model, "3.6", hidden=4)
+
+
+@pytest.mark.parametrize("theorem", ["3.3", "3.6", "4.6"])
+def test_rows_match_the_report_and_the_brute_force_oracle(theorem):
+    from tests import oracle
+
+    report = headprompt.check(None, theorem, **{**CASES[theorem], "samples": 40})
+    rows = report.rows()
+    counted = [r for r in rows if r["in_R"]]
+    seqs = report.to_dict()["sequences"]
+    assert len(counted) == seqs["in_R"] and sum(r["agree"] for r in counted) == seqs["agree"]
+    labels = report.to_dict()["labels"]
+    assert [sum(r["F_star"] == k for r in counted) for k in (0, 1)] == [labels["0"], labels["1"]]
+    model = report.details["model"]
+    for r in counted[:8]:                        # F* and its margin from path sums, independently
+        if theorem.startswith("3"):
+            post = oracle.path_posterior(model, r["sequence"], 0)
+        else:
+            post = oracle.memory_posterior(model, r["sequence"], model.target_cell)
+        margin = sum(m * p for m, p in zip(model.mu, post))
+        assert r["task_margin"] == margin and r["F_star"] == int(margin >= 0)
+        assert r["F"] == int(r["head_margin"] >= 0)
+
+
+def test_to_frame_has_exact_and_float_margins():
+    pytest.importorskip("pandas")
+    frame = headprompt.check(None, "3.6", **{**CASES["3.6"], "samples": 20}).to_frame()
+    assert {"sequence", "F_star", "F", "task_margin", "head_margin", "task_margin_float"} <= set(frame.columns)
+    assert all(float(a) == b for a, b in zip(frame["task_margin"], frame["task_margin_float"]))
+    assert (frame["F_star"] == (frame["task_margin_float"] >= 0)).all()

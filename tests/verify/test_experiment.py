@@ -256,5 +256,5 @@ def test_out_or_cache_that_is_a_file_is_bad_input_before_training(what, tmp_path
     out = blocker if what == "out" else tmp_path / "out"
     assert main(["experiment", "fig3-left", "--scale", "tiny", "--device", "cpu", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert ("--out" if what == "out" else "cache directory") in err and "is a file" in err
+    assert ("--out" if what == "out" else "HEADPROMPT_CACHE") in err and "directory" in err
     assert len(err.strip().splitlines()) == 1
