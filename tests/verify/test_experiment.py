@@ -21,6 +21,17 @@ from headprompt.verify.cli import main
 CPU = torch.device("cpu")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    """Small models: one intra-op thread (as the CLI does); two threads on a busy 2-core machine
+    made a tiny pretraining step ten times slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+
 def test_exact_prompted_factorisation_matches_full_gbar():
     hmm = appendix_d_hmm(5, 4, rng=np.random.default_rng(0))
     backbone = ExactBackbone(hmm, CPU)
