@@ -95,11 +95,13 @@ def proper_embeddings(hmm: HMM, tokens) -> np.ndarray:
     return float_arrays(hmm)[2][tokens]  # [n, t, H]
 
 
-def _rescale(v: np.ndarray) -> None:
-    """Multiply each row of ``v`` (``[n, H]``, in place) by the power of two that moves its
-    maximum into ``[1/2, 1)``; zero rows stay zero. Exact unless a result is subnormal."""
+def _rescale(v: np.ndarray) -> np.ndarray:
+    """Multiply each row of ``v`` (``[n, H]``, in place) by the power of two ``2^-e`` that
+    moves its maximum into ``[1/2, 1)``; zero rows stay zero. Exact unless a result is
+    subnormal. Returns ``e`` (``[n]``)."""
     _, e = np.frexp(v.max(axis=1))                    # [n]
     v *= np.ldexp(1.0, -e)[:, None]
+    return e
 
 
 def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
@@ -130,7 +132,9 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
     different powers of two), ``alpha`` (``alpha_{t-1}``, ``[n, H]``), ``beta0``
     (``A^T (v_0 ⊙ beta_0) ∝ Pr(x | H_0)``, ``[n, H]``), and with ``track`` ``minpos``
     (``[n]``): the smallest positive entry of a rescaled message (``inf`` if none), the
-    underflow guard of :mod:`models.inference_bounds`.
+    underflow guard of :mod:`models.inference_bounds`, and ``shift_alpha``, ``shift_beta0``
+    (``[n]`` int): the total exponents applied, so ``alpha = 2^shift_alpha * (alpha computed
+    without rescaling)`` and likewise ``beta0``.
     """
     t, n = idx.shape
     H = A.shape[0]
@@ -138,14 +142,16 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
     out: dict = {"every": every}
     if track:
         out["minpos"] = minpos = np.full(n, np.inf)
+        shift = {"f": np.zeros(n, dtype=np.int64), "b": np.zeros(n, dtype=np.int64)}
 
-    def settle(v: np.ndarray, step: int) -> None:
+    def settle(v: np.ndarray, step: int, direction: str) -> None:
         """Rescale (and record the guard) at every ``every``-th step and at the last one."""
         if (step + 1) % every and step != t - 1:
             return
-        _rescale(v)
+        e = _rescale(v)
         if not track:
             return
+        shift[direction] -= e
         m = v.min(axis=1)
         zero = m == 0
         if zero.any():
@@ -163,10 +169,12 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
             for j in range(t):
                 p = pre[j] if store else buf
                 np.matmul(a, AT, out=p)                     # [n, H]: rows are (A alpha)^T
-                settle(p, j)
+                settle(p, j, "f")
                 np.take(table, idx[j], axis=0, out=emb)
                 np.multiply(emb, p, out=a)                  # alpha_j = v_j ⊙ pre_j
             out["alpha"] = a
+            if track:
+                out["shift_alpha"] = shift["f"]
             if store:
                 out["pre"] = pre
         if backward:
@@ -180,8 +188,10 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
                 np.multiply(emb, b, out=y)                  # v_j ⊙ beta_j
                 b = np.empty((n, H)) if store else b
                 np.matmul(y, A, out=b)                      # A^T (v_j ⊙ beta_j), as rows
-                settle(b, step)
+                settle(b, step, "b")
             out["beta0"] = b
+            if track:
+                out["shift_beta0"] = shift["b"]
             if store:
                 out["beta"] = beta
     return out
