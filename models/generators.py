@@ -16,11 +16,18 @@ import flint
 
 from .exceptions import InputError
 from .hmm import HMM, MemoryHMM
-from .rational import round_to_denominator
+from .rational import denominator_for, round_to_denominator
 
 __all__ = ["softmax_temperature", "permutation_mixture", "appendix_d_hmm", "appendix_d_memory_hmm",
            "prompt_friendly_hmm", "full_rank_hmm", "task_with_tie", "with_stationary_start",
            "random_exact_hmm", "sparse_transitions", "stationary_distribution", "exact_rank"]
+
+
+def _round(probs: np.ndarray, max_denominator: int) -> np.ndarray:
+    """``round_to_denominator`` along axis 0 with a denominator that scales with the vector
+    length (:func:`models.rational.denominator_for`)."""
+    probs = np.asarray(probs, dtype=float)
+    return round_to_denominator(probs, denominator_for(probs.shape[0], max_denominator))
 
 
 def softmax_temperature(size: int, temperature: float, rng: np.random.Generator) -> np.ndarray:
@@ -85,9 +92,9 @@ def random_exact_hmm(num_states: int, num_tokens: int, *, rng: np.random.Generat
         out = np.where(mask, out + 1e-3, 0.0)
         return out / out.sum(axis=0)
 
-    return HMM(round_to_denominator(columns(num_states, num_states), max_denominator),
-               round_to_denominator(columns(num_tokens, num_states), max_denominator),
-               round_to_denominator(rng.dirichlet(np.ones(num_states)), max_denominator))
+    return HMM(_round(columns(num_states, num_states), max_denominator),
+               _round(columns(num_tokens, num_states), max_denominator),
+               _round(rng.dirichlet(np.ones(num_states)), max_denominator))
 
 
 def sparse_transitions(num_states: int, support_size: int, *, rng: np.random.Generator,
@@ -108,7 +115,7 @@ def sparse_transitions(num_states: int, support_size: int, *, rng: np.random.Gen
         support |= set(int(g) for g in others[:max(0, support_size - len(support))])
         w = rng.dirichlet(np.ones(len(support)))
         A[sorted(support), h] = w
-    return round_to_denominator(A, max_denominator)
+    return _round(A, max_denominator)
 
 
 def exact_rank(matrix) -> int:
@@ -141,7 +148,7 @@ def stationary_distribution(A) -> np.ndarray:
 
 
 def _rational_columns(matrix: np.ndarray, max_denominator: int) -> np.ndarray:
-    return round_to_denominator(matrix / matrix.sum(axis=0, keepdims=True), max_denominator)
+    return _round(matrix / matrix.sum(axis=0, keepdims=True), max_denominator)
 
 
 def task_with_tie(hmm: HMM, support, *, rng: np.random.Generator, tie_sequence=None) -> np.ndarray:
@@ -207,7 +214,7 @@ def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random
         extra = [g for g in rng.permutation(num_states) if g not in support]
         support |= set(int(g) for g in extra[: max(0, column_support - len(support))])
         A[sorted(support), h] = rng.dirichlet(np.ones(len(support)))
-    A = round_to_denominator(A, max_denominator)
+    A = _round(A, max_denominator)
     H_sorted = sorted(H_star)
     for _ in range(100):
         W = _rational_columns(rng.random((num_tokens, num_states)) + 0.05, max_denominator)
@@ -215,7 +222,7 @@ def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random
             break
     else:  # pragma: no cover - probability zero
         raise InputError("could not draw emission columns with independent essential columns")
-    pi0 = round_to_denominator(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
+    pi0 = _round(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
     hmm = HMM(A, W, pi0)
     tie = [int(z) for z in rng.integers(num_tokens, size=2)]
     mu = task_with_tie(hmm, H_sorted, rng=rng, tie_sequence=tie)
@@ -236,7 +243,7 @@ def full_rank_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Gener
         W = _rational_columns(rng.random((num_tokens, num_states)) + 0.05, max_denominator)
         if exact_rank(W) == min(num_states, num_tokens):
             break
-    pi0 = round_to_denominator(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
+    pi0 = _round(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
     hmm = HMM(A, W, pi0)
     tie = [int(z) for z in rng.integers(num_tokens, size=2)]
     mu = task_with_tie(hmm, range(num_states), rng=rng, tie_sequence=tie)

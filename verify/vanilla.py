@@ -138,7 +138,7 @@ def _backward_exact(ih, seqs):
             k += 1
         vec = cache[seq[k:]]
         for j in range(k - 1, -1, -1):
-            vec = ih.backward[seq[j]] * vec
+            vec = ih.step_backward(seq[j], vec)
             cache[seq[j:]] = vec
         return vec
 
