@@ -39,7 +39,7 @@ Derivation. Let ``u = 2^-53`` (unit roundoff, round to nearest) and ``gamma_k = 
    term is, so a computed 0 is an exact 0 (an impossible sequence, a zero norm, a position in
    ``R``, ``mu . p = 0`` with both parts 0) and a computed positive is an exact positive.
 7. *Underflow* breaks the relative model (subnormals have absolute error). Every message is
-   rescaled by a power of two to a row maximum in ``[1/2, 1)`` every ``k`` steps and the
+   rescaled by a power of two to a row sum in ``[1/2, 1)`` every ``k`` steps and the
    kernel records each sequence's smallest positive rescaled entry; a step shrinks a positive
    entry by at most ``a w`` (smallest positive ``A`` and embedding entries), so when that
    record is at least :attr:`BoundChain.floor` (``8 * 2^-1022 / (a w)^k``, and

@@ -48,7 +48,7 @@ def add_parser(sub) -> None:
 
 def check_common(args) -> None:
     """Reject impossible sizes with one clear line."""
-    limits = {"--hidden": (args.hidden, 1, 400), "--vocab": (args.vocab, 1, 1000),
+    limits = {"--hidden": (args.hidden, 1, 1000), "--vocab": (args.vocab, 1, 1000),
               "--samples": (args.samples, 0, 10_000_000), "--length": (args.length, 1, 4096),
               "--memory": (getattr(args, "memory", None), 1, 64), "--cells": (getattr(args, "cells", None), 1, 8)}
     for flag, (value, lo, hi) in limits.items():
