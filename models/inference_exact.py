@@ -33,19 +33,37 @@ from .exceptions import InputError, SequenceError
 from .hmm import HMM, MemoryHMM
 from .rational import common_denominator
 
-__all__ = ["prior_h1", "IntegerHMM", "Step", "token_steps", "embedding_steps", "integer_messages", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
+__all__ = ["prior_h1", "transition_apply", "IntegerHMM", "Step", "token_steps", "embedding_steps", "integer_messages", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
            "posterior_hidden", "posterior_h0", "memory_posterior", "lift_embedding",
            "reverse_lift", "memory_gbar", "lifted_gbar", "prompt_gbar", "scaled_integer_vector"]
 
 
 def prior_h1(hmm: HMM) -> np.ndarray:
-    """``P[H_1] = A pi0`` (SPEC section 1; ``H_0`` emits nothing), in the arithmetic of the model.
+    """``P[H_1] = A pi0`` (SPEC section 1; ``H_0`` emits nothing), in the arithmetic of the
+    model (cached on it).
 
     >>> from models.hmm import HMM
     >>> [str(v) for v in prior_h1(HMM.create([[1, '1/2'], [0, '1/2']], [[1, 1]], ['1/2', '1/2']))]
     ['3/4', '1/4']
     """
-    return hmm.A.dot(hmm.pi0)
+    if "prior_h1" not in hmm._cache:
+        hmm._cache["prior_h1"] = transition_apply(hmm, hmm.pi0) if hmm.exact else hmm.A.dot(hmm.pi0)
+    return hmm._cache["prior_h1"]
+
+
+def transition_apply(hmm: HMM, vec) -> np.ndarray:
+    """``A v`` exactly (a Fraction array), through the integer form: one integer
+    matrix-vector product instead of ``|H|^2`` Fraction operations."""
+    ih = integer_hmm(hmm)
+    ints, d = scaled_integer_vector([Fraction(v) for v in vec])
+    out = ih.A_int * _col(ints)
+    den = ih.dA * d
+    return np.array([Fraction(int(out[r, 0]), den) for r in range(ih.num_states)], dtype=object)
+
+
+def _ints(values, den: int) -> list[int]:
+    """``values * den`` as integers (``den`` a multiple of every denominator)."""
+    return [v.numerator * (den // v.denominator) for v in values]
 
 
 def scaled_integer_vector(values: Sequence[Fraction]) -> tuple[list[int], int]:
@@ -55,7 +73,7 @@ def scaled_integer_vector(values: Sequence[Fraction]) -> tuple[list[int], int]:
     ([3, 2], 6)
     """
     d = common_denominator(values)
-    return [int(Fraction(v) * d) for v in values], d
+    return _ints([Fraction(v) for v in values], d), d
 
 
 def _col(ints: Sequence[int]) -> flint.fmpz_mat:
@@ -152,10 +170,10 @@ def integer_hmm(hmm: HMM) -> IntegerHMM:
     if "integer" in hmm._cache:
         return hmm._cache["integer"]
     dA, dW, dpi = (common_denominator(a) for a in (hmm.A, hmm.W, hmm.pi0))
-    A_int = flint.fmpz_mat([[int(v * dA) for v in row] for row in hmm.A])
-    W_rows = tuple(tuple(int(v * dW) for v in row) for row in hmm.W)
+    A_int = flint.fmpz_mat([_ints(row, dA) for row in hmm.A])
+    W_rows = tuple(tuple(_ints(row, dW)) for row in hmm.W)
     W_int = flint.fmpz_mat([list(r) for r in W_rows])
-    pi0_int = _col([int(v * dpi) for v in hmm.pi0])
+    pi0_int = _col(_ints(hmm.pi0, dpi))
     result = IntegerHMM(A_int, A_int.transpose(), W_int, pi0_int, dA, dW, dpi, W_rows)
     hmm._cache["integer"] = result
     return result

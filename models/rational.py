@@ -118,10 +118,9 @@ def common_denominator(values: Any) -> int:
     >>> common_denominator([Fraction(1, 4), Fraction(1, 6), 3])
     12
     """
-    den = 1
-    for v in np.asarray(values, dtype=object).flat:
-        den = math.lcm(den, Fraction(v).denominator)
-    return den
+    dens = {v.denominator if isinstance(v, Fraction) else Fraction(v).denominator
+            for v in np.asarray(values, dtype=object).flat}
+    return math.lcm(*dens) if dens else 1
 
 
 def denominator_for(length: int, base: int) -> int:

@@ -29,7 +29,7 @@ from ..models import inference_bounds as ib
 from ..models import inference_exact as ie
 from ..models import inference_float as iff
 from ..models.hmm import HMM
-from ..models.inference_exact import integer_hmm, prior_h1, scaled_integer_vector
+from ..models.inference_exact import integer_hmm, prior_h1, scaled_integer_vector, transition_apply
 from ..models.task import label, labels, task_margin
 
 __all__ = ["read_position_prior", "Decision", "CheckResult", "check_sequences", "identity_check",
@@ -45,7 +45,7 @@ def read_position_prior(hmm: HMM, theorem: str, u: Sequence[Fraction] | None) ->
     p1 = prior_h1(hmm)
     if theorem == "3.3":
         return p1
-    return hmm.A.dot(np.asarray(u, dtype=object) * p1)
+    return transition_apply(hmm, np.asarray(u, dtype=object) * p1)
 
 
 @dataclass
