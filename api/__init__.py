@@ -22,15 +22,16 @@ from importlib import import_module as _import_module
 
 from .models.exceptions import HeadpromptError, InputError
 from .models.hmm import HMM, MemoryHMM
+from .models.rationalize import rationalize
 from .verify.api import TheoremReport, check, load
 from .verify.registry import THEOREMS
 
-__all__ = ["HMM", "MemoryHMM", "load", "check", "TheoremReport", "THEOREMS", "strategies",
+__all__ = ["HMM", "MemoryHMM", "load", "check", "rationalize", "TheoremReport", "THEOREMS", "strategies",
            "HeadpromptError", "InputError"]
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
     if name == "strategies":
-        return _import_module(".models.strategies", __name__)
+        return _import_module(".strategies", __name__)
     raise AttributeError(f"module 'headprompt' has no attribute {name!r}")

@@ -5,23 +5,9 @@ emission columns ``W_(m, h) = W[:, m, h]`` are indexed ``m |H| + h`` (``m`` majo
 ``W`` read as ``|X| x (|M||H|)``; lifted states ``(m_1..m_N, h)`` are indexed ``c |H| + h``
 for the lexicographic memory configuration ``c``.
 
-Span decomposition behind Claim C.3 (Theorem 4.3) and Claim C.10 (Theorems 4.6/C.6). For a
-set of recoverable states ``H* = {j*} x S*`` and a set ``M'`` of memory values (``M' = M``
-for Theorem 4.3, ``M' = M* = supp(mu)`` for 4.6/C.6), let ``U_h`` hold the columns
-``W_(m, h)``, ``m in M'``, for ``h in H*``, and let ``Vbar`` be the span of the remaining
-relevant columns: for Theorem 4.3 every ``W_(m, h')`` with ``h' not in H*``; for C.6 (our
-reading of Assumption C.5) ``W_(m, (j*, s))`` with ``m in M*``, ``s not in S*`` together
-with ``W_(m, (j, s))`` for every ``m`` and every ``j != j*``. The non-degeneracy assumption
-says the columns of all ``U_h`` are independent and their span meets ``Vbar`` only in 0, so
-``span(U) ⊕ Vbar`` is a direct sum. With ``Vb`` a basis of ``Vbar`` (pivot columns) and
-``L = [U | Vb]^+`` (an exact left inverse, so ``L [U | Vb] = I``), the projections are
-
-    B^(h) = U_h L_h          (L_h: the rows of L belonging to U_h)
-    Bbar  = Vb L_V           (L_V: the rows of L belonging to Vb)
-
-and they recover every part of a vector of the direct sum exactly (Claim C.3: "we can recover
-v^(h) = B^(h) P[X_i | X_-i = x_-i]"). Outside the direct sum they are one fixed linear
-extension (the Moore-Penrose one); the paper leaves it arbitrary.
+The span decomposition ``span(U) ⊕ Vbar`` with its exact projections ``B^(h)`` and ``Bbar``
+(Claims C.3 and C.10) is in :mod:`.span`; the head's semantics (argmax-set averaging) in
+:mod:`headprompt.models.attention`; the witness type in :mod:`.witnesses`.
 
 Theorem 4.3 (Claim C.3, Lemmas C.2 and C.4):
 
@@ -66,217 +52,41 @@ from typing import Sequence
 
 import numpy as np
 
+from ..models.attention import AttentionResult, attention, beta_row, softmax_attention
+from ..models.exceptions import ConstructionError
 from ..models.hmm import MemoryHMM
+from ..models.linalg import pivot_columns
 
-from .linalg import left_inverse, rank, to_fmpq_mat
-from .vanilla import ConstructionError
+from .span import (SpanDecomposition, column_index, relevant_columns, require_exact, span_decomposition,
+                   theta_one, theta_two)
+from .witnesses import AttentionWitness
 
-__all__ = ["SpanDecomposition", "AttentionWitness", "AttentionResult", "RecoverableSets",
-           "span_decomposition", "find_recoverable_states", "relevant_columns", "theta_one",
-           "theta_two", "prompt_vector", "theorem_43_witness", "theorem_c6_witness",
-           "beta_row", "attention", "softmax_attention", "column_index", "pivot_columns"]
+# the span decomposition lives in .span, the head's semantics in models.attention and the
+# witness type in .witnesses; they are re-exported here for callers of the theorem builders
+__all__ = ["RecoverableSets", "find_recoverable_states", "prompt_vector", "theorem_43_witness",
+           "theorem_c6_witness", "AttentionWitness", "SpanDecomposition", "span_decomposition",
+           "relevant_columns", "theta_one", "theta_two", "column_index", "pivot_columns",
+           "attention", "softmax_attention", "beta_row", "AttentionResult"]
 
 _ZERO, _ONE = Fraction(0), Fraction(1)
-
-
-def column_index(mhmm: MemoryHMM, m: int, h: int) -> int:
-    """Index of ``W_(m, h)`` in ``W`` read as ``|X| x (|M||H|)`` (``m`` major)."""
-    return m * mhmm.num_states + h
-
-
-def pivot_columns(matrix: np.ndarray) -> list[int]:
-    """Indices of a maximal independent set of columns (the pivots of the exact RREF), in order.
-
-    >>> pivot_columns(np.array([[1, 2, 0], [1, 2, 1]], dtype=object))
-    [0, 2]
-    """
-    arr = np.asarray(matrix, dtype=object)
-    if arr.size == 0:
-        return []
-    R, r = to_fmpq_mat(arr).rref()
-    pivots, row = [], 0
-    for col in range(arr.shape[1]):
-        if row < r and R[row, col] != 0:
-            pivots.append(col)
-            row += 1
-    return pivots
-
-
-def _require_exact(mhmm: MemoryHMM) -> None:
-    if not mhmm.exact:
-        raise ConstructionError("constructions are exact; convert the memory HMM with to_exact() first")
-
-
-def _require_task(mhmm: MemoryHMM) -> np.ndarray:
-    _require_exact(mhmm)
-    if mhmm.mu is None:
-        raise ConstructionError("the instance has no task vector mu; add \"mu\" to the instance file")
-    return mhmm.mu
-
-
-def relevant_columns(mhmm: MemoryHMM, S_star: Sequence[int], memory_subset: Sequence[int] | None
-                     ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """The ``(m, h)`` labels of the recoverable columns ``U`` and of the columns spanning
-    ``Vbar`` (module docstring). ``memory_subset=None`` is Theorem 4.3's ``M' = M``."""
-    j_star, S = mhmm.target_cell, mhmm.syntax_states
-    M_all = list(range(mhmm.memory_values))
-    M_rec = M_all if memory_subset is None else sorted(int(m) for m in memory_subset)
-    H_star = [j_star * S + s for s in sorted(S_star)]
-    U = [(m, h) for h in H_star for m in M_rec]
-    rest = []
-    for h in range(mhmm.num_states):
-        if h in H_star:
-            continue
-        ms = M_rec if mhmm.cell_of(h) == j_star else M_all
-        rest.extend((m, h) for m in ms)
-    return U, rest
-
-
-def _columns(mhmm: MemoryHMM, labels: Sequence[tuple[int, int]]) -> np.ndarray:
-    if not labels:
-        return np.empty((mhmm.num_tokens, 0), dtype=object)
-    return np.stack([mhmm.W[:, m, h] for m, h in labels], axis=1)
-
-
-@dataclass(frozen=True)
-class SpanDecomposition:
-    """The direct sum ``span(U) ⊕ Vbar`` of Claim C.3 / C.10 with its exact projections.
-
-    Attributes:
-        H_star: flattened recoverable states ``(j*, s)``, ``s in S*``.
-        memory_subset: ``M'`` (all of ``M`` for Theorem 4.3, ``supp(mu)`` for 4.6/C.6).
-        U_labels: ``(m, h)`` of the recoverable columns, grouped by ``h`` (``h`` major).
-        Vbar_labels: ``(m, h)`` of the pivot columns chosen as a basis of ``Vbar``.
-        left_inverse: ``L = [U | Vb]^+`` (``k x |X|``), ``L [U | Vb] = I``.
-        W_flat: ``W`` as ``|X| x (|M||H|)``; num_states: ``|H|``.
-    """
-
-    H_star: tuple[int, ...]
-    memory_subset: tuple[int, ...]
-    U_labels: tuple[tuple[int, int], ...]
-    Vbar_labels: tuple[tuple[int, int], ...]
-    left_inverse: np.ndarray = field(repr=False)
-    W_flat: np.ndarray = field(repr=False)
-    num_states: int = 0
-
-    def _rows(self, h: int) -> list[int]:
-        return [k for k, (_, g) in enumerate(self.U_labels) if g == h]
-
-    def _cols(self, labels) -> np.ndarray:
-        return np.stack([self.W_flat[:, m * self.num_states + g] for m, g in labels], axis=1)
-
-    def U(self, h: int) -> np.ndarray:
-        """``U_h = W_(M', h)`` (``|X| x |M'|``)."""
-        return self._cols([self.U_labels[k] for k in self._rows(h)])
-
-    def projection(self, h: int) -> np.ndarray:
-        """``B^(h) = U_h L_h`` (``|X| x |X|``): recovers the ``span(U_h)`` part."""
-        return self.U(h).dot(self.rows_of(h))
-
-    def rest_projection(self) -> np.ndarray:
-        """``Bbar = Vb L_V`` (``|X| x |X|``): recovers the ``Vbar`` part (0 when ``Vbar = 0``)."""
-        X = self.W_flat.shape[0]
-        if not self.Vbar_labels:
-            return _zeros(X, X)
-        return self._cols(self.Vbar_labels).dot(self.rest_rows())
-
-    def rows_of(self, h: int) -> np.ndarray:
-        """``L_h`` (``|M'| x |X|``), the rows of ``L`` for ``U_h``."""
-        return self.left_inverse[self._rows(h), :]
-
-    def rest_rows(self) -> np.ndarray:
-        """``L_V``, the rows of ``L`` for the basis of ``Vbar``."""
-        return self.left_inverse[len(self.U_labels):, :]
-
-
-def _stack_cols(cols: list) -> np.ndarray:
-    return np.stack(cols, axis=1)
 
 
 def _zeros(rows: int, cols: int) -> np.ndarray:
     return np.full((rows, cols), _ZERO, dtype=object)
 
 
-def span_decomposition(mhmm: MemoryHMM, S_star: Sequence[int], *,
-                       memory_subset: Sequence[int] | None = None) -> SpanDecomposition:
-    """The exact direct-sum decomposition for ``H* = {j*} x S*`` (Claim C.3 / C.10).
+def _require_task(mhmm: MemoryHMM) -> np.ndarray:
+    require_exact(mhmm)
+    if mhmm.mu is None:
+        raise ConstructionError("the instance has no task vector mu; give one (\"mu\" in the instance file)")
+    return mhmm.mu
 
-    >>> from models.hmm import MemoryHMM
-    >>> W = [[[1, 0], [0, 0]], [[0, 0], [1, 0]], [[0, '1/2'], [0, 0]], [[0, '1/2'], [0, 1]]]
-    >>> mh = MemoryHMM.create(1, 2, 2, [[0, 1], [1, 0]], W, ['1/2', '1/2'], ['1/2', '1/2'])
-    >>> d = span_decomposition(mh, [0])                  # X=4, M=2, H=2, H* = {0}
-    >>> d.U_labels, d.Vbar_labels
-    (((0, 0), (1, 0)), ((0, 1), (1, 1)))
-    >>> v = np.array([Fraction(1, 2), Fraction(1, 4), Fraction(1, 8), Fraction(1, 8)], dtype=object)
-    >>> [str(x) for x in d.projection(0).dot(v)]        # the span(U_0) part of v
-    ['1/2', '1/4', '0', '0']
-
-    Raises:
-        ConstructionError: the recoverable columns are dependent, or their span meets
-            ``Vbar`` outside 0 (the non-degeneracy assumption fails), naming the ranks.
-    """
-    _require_exact(mhmm)
-    S_star = sorted(set(int(s) for s in S_star))
-    if not S_star:
-        raise ConstructionError("S* is empty: there are no recoverable hidden states")
-    bad = [s for s in S_star if not 0 <= s < mhmm.syntax_states]
-    if bad:
-        raise ConstructionError(f"S* holds syntax state {bad[0]}, outside 0..{mhmm.syntax_states - 1}")
-    U_labels, rest = relevant_columns(mhmm, S_star, memory_subset)
-    U = _columns(mhmm, U_labels)
-    rU = rank(U)
-    if rU < len(U_labels):
-        raise ConstructionError(f"the {len(U_labels)} recoverable columns W_(m,h), h in H*, are linearly "
-                                f"dependent (rank {rU})")
-    V = _columns(mhmm, rest)
-    pivots = pivot_columns(V)
-    Vb_labels = [rest[k] for k in pivots]
-    basis = np.concatenate([U, _columns(mhmm, Vb_labels)], axis=1)
-    rB = rank(basis)
-    if rB < basis.shape[1]:
-        raise ConstructionError(f"span of the recoverable columns meets the span of the other columns: "
-                                f"rank [U | Vbar] = {rB} < rank U + rank Vbar = {rU} + {len(pivots)}")
-    L = left_inverse(basis)
-    j_star, S = mhmm.target_cell, mhmm.syntax_states
-    M_rec = tuple(range(mhmm.memory_values)) if memory_subset is None else tuple(sorted(int(m) for m in memory_subset))
-    return SpanDecomposition(tuple(j_star * S + s for s in S_star), M_rec, tuple(U_labels), tuple(Vb_labels),
-                             L, mhmm.emission_matrix(), mhmm.num_states)
-
-
-def theta_one(mhmm: MemoryHMM, dec: SpanDecomposition) -> np.ndarray:
-    """``Theta^(1)`` of Claim C.3 (``|H| x |X|``): row ``h in H*`` is ``1^T B^(h)``; the row of the
-    smallest ``h`` outside ``H*`` is ``1^T Bbar``; so ``Theta^(1) G_i(x)`` holds
-    ``Pr(H_i = h | X_-i = x_-i)`` on ``H*`` and sums to 1 on the direct sum."""
-    n, X = mhmm.num_states, mhmm.num_tokens
-    out = _zeros(n, X)
-    ones = np.array([_ONE] * X, dtype=object)
-    for h in dec.H_star:
-        out[h] = ones.dot(dec.projection(h))
-    outside = [h for h in range(n) if h not in dec.H_star]
-    if outside:
-        out[outside[0]] = ones.dot(dec.rest_projection())
-    return out
-
-
-def theta_two(mhmm: MemoryHMM, dec: SpanDecomposition, s: int) -> np.ndarray:
-    """``Theta^(2,s) = W_(M',j*,s)^+ B^((j*,s))`` of Claim C.3 / C.10 (``|M| x |X|``; rows for
-    ``m`` outside ``M'`` are 0), so ``Theta^(2,s) G_i(x) = P[M_j*, H_i = (j*, s) | X_-i]``."""
-    h = mhmm.target_cell * mhmm.syntax_states + s
-    if h not in dec.H_star:
-        raise ConstructionError(f"syntax state {s} is not in S*")
-    cols = [column_index(mhmm, m, h) for m in dec.memory_subset]
-    U_h = dec.W_flat[:, cols]
-    small = left_inverse(U_h).dot(dec.projection(h))            # |M'| x |X|
-    out = _zeros(mhmm.memory_values, mhmm.num_tokens)
-    for r, m in enumerate(dec.memory_subset):
-        out[m] = small[r]
-    return out
 
 
 def prompt_vector(mhmm: MemoryHMM, memory_subset: Sequence[int]) -> np.ndarray:
     """The prompt of eq. C.6 over lifted states ``c |H| + h``: ``u = 1(m_j* in M*)``.
 
-    >>> from models.hmm import MemoryHMM
+    >>> from headprompt.models.hmm import MemoryHMM
     >>> mh = MemoryHMM.create(1, 2, 1, [[1]], [[[1], [0]], [[0], [1]]], [1], ['1/2', '1/2'])
     >>> [str(v) for v in prompt_vector(mh, [1])]
     ['0', '1']
@@ -285,40 +95,6 @@ def prompt_vector(mhmm: MemoryHMM, memory_subset: Sequence[int]) -> np.ndarray:
     j = mhmm.target_cell
     return np.array([_ONE if ms[j] in keep else _ZERO for ms in mhmm.memory_configurations()
                      for _ in range(mhmm.num_states)], dtype=object)
-
-
-@dataclass(frozen=True)
-class AttentionWitness:
-    """An attention head (eq. 4.1-4.2), optionally with a prompt (Theorems 4.6/C.6).
-
-    Attributes:
-        q: ``(|H|+1,)`` query.  Theta_K: ``(|H|+1, |X|)`` keys.  beta: ``(r, |H|+1)`` position
-            embeddings for positions 1..r (later positions reuse the last row).
-        Theta_V: ``(|M||H|, |X|)``.  b: ``(|M||H|,)``.  u: lifted prompt or None.
-        H_star, S_star, memory_subset: the sets the construction used (informational).
-        notes: deviations from the paper's literal construction, if any.
-    """
-
-    q: np.ndarray
-    Theta_K: np.ndarray
-    beta: np.ndarray
-    Theta_V: np.ndarray
-    b: np.ndarray
-    u: np.ndarray | None = None
-    theorem: str = "4.3"
-    H_star: tuple[int, ...] = ()
-    S_star: tuple[int, ...] = ()
-    memory_subset: tuple[int, ...] = ()
-    notes: tuple[str, ...] = ()
-    cites: str = "Theorem 4.3, Appendix C.1: Lemma C.2 (q, Theta_K, beta = 0), Lemma C.4 (Theta_V, b)"
-
-    def as_dict(self) -> dict:
-        out = {"theorem": self.theorem, "q": list(self.q), "Theta_K": [list(r) for r in self.Theta_K],
-               "beta": [list(r) for r in self.beta], "Theta_V": [list(r) for r in self.Theta_V],
-               "b": list(self.b)}
-        if self.u is not None:
-            out["u"] = list(self.u)
-        return out
 
 
 @dataclass(frozen=True)
@@ -348,7 +124,7 @@ def find_recoverable_states(mhmm: MemoryHMM, *, memory_subset: Sequence[int] | N
     one of the larger set), so the search runs over subsets of the valid singletons, largest
     first; when no singleton is valid, their failures prove that no ``S*`` exists.
     """
-    _require_exact(mhmm)
+    require_exact(mhmm)
     singles = {}
     for s in range(mhmm.syntax_states):
         why = _singleton_failure(mhmm, s, memory_subset)
@@ -457,63 +233,3 @@ def theorem_c6_witness(mhmm: MemoryHMM, S_star: Sequence[int] | None = None, *,
                             S_star=tuple(sorted(S_star)), memory_subset=M_star, notes=notes,
                             cites=f"Theorem {theorem}, Appendix C.3: u of eq. C.6, Lemma C.9 "
                                   "(q, Theta_K, beta), Lemma C.13 (Theta_V, b)")
-
-
-# ---------------------------------------------------------------- the attention head itself
-
-def beta_row(beta: np.ndarray, i: int) -> np.ndarray:
-    """Position embedding of 0-based position ``i`` (rows past the end reuse the last row)."""
-    return beta[min(i, len(beta) - 1)]
-
-
-@dataclass
-class AttentionResult:
-    output: object              # Attn(...)
-    attended: tuple[int, ...]   # 0-based positions averaged over (the argmax set)
-    scores: list
-    values: list
-
-
-def attention(witness: AttentionWitness, G: Sequence[Sequence], value_embeddings: Sequence[Sequence]
-              ) -> AttentionResult:
-    """``Attn = (1/|I|) sum_{i in I} V(G_i, v_i)`` with ``I`` the set of all maximizers of
-    ``q . (Theta_K G_i + beta_i)`` (eq. 4.1-4.2), exact ties kept; ``V(a, v) = b . ((Theta_V a)
-    ⊙ v)``. ``value_embeddings[i]`` is ``e(x_i)`` (or ``phi`` of the lifted prompt input).
-    Exact when every input is a Fraction.
-
-    >>> w = AttentionWitness(q=np.array([1, 0]), Theta_K=np.array([[1, 0], [0, 0]]),
-    ...                      beta=np.array([[0, 0]]), Theta_V=np.array([[1, 0]]), b=np.array([2]))
-    >>> r = attention(w, [[Fraction(1, 2), Fraction(1, 2)], [1, 0], [1, 0]], [[1], [3], [-1]])
-    >>> r.attended, r.output
-    ((1, 2), Fraction(2, 1))
-    """
-    scores, values = [], []
-    for i, (g, v) in enumerate(zip(G, value_embeddings)):
-        g = np.asarray(g, dtype=object)
-        scores.append(witness.q.dot(witness.Theta_K.dot(g) + beta_row(witness.beta, i)))
-        values.append(witness.b.dot(witness.Theta_V.dot(g) * np.asarray(v, dtype=object)))
-    top = max(scores)
-    attended = tuple(i for i, s in enumerate(scores) if s == top)
-    total = sum((values[i] for i in attended), _ZERO)
-    output = Fraction(total) / len(attended) if isinstance(total, (int, Fraction)) else total / len(attended)
-    return AttentionResult(output, attended, scores, values)
-
-
-def softmax_attention(witness: AttentionWitness, G: Sequence[Sequence], value_embeddings: Sequence[Sequence],
-                      *, query_scale: float) -> float:
-    """The softmax head with the query scaled by ``query_scale`` (float64; temperature
-    ``1 / query_scale``): ``sum_i softmax(query_scale * score)_i V_i``. As ``query_scale``
-    grows it tends to :func:`attention`'s argmax average (paper, below eq. 4.2)."""
-    q = np.asarray(witness.q, dtype=float) * query_scale
-    K = np.asarray(witness.Theta_K, dtype=float)
-    V = np.asarray(witness.Theta_V, dtype=float)
-    b = np.asarray(witness.b, dtype=float)
-    beta = np.asarray(witness.beta, dtype=float)
-    scores, values = [], []
-    for i, (g, v) in enumerate(zip(G, value_embeddings)):
-        g = np.asarray(g, dtype=float)
-        scores.append(q @ (K @ g + beta[min(i, len(beta) - 1)]))
-        values.append(b @ ((V @ g) * np.asarray(v, dtype=float)))
-    s = np.array(scores)
-    w = np.exp(s - s.max())
-    return float((w / w.sum()) @ np.array(values))

@@ -20,48 +20,14 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..models.exceptions import HeadpromptError
+from ..models.exceptions import ConstructionError
 from ..models.hmm import HMM
+from ..models.linalg import left_inverse, rank
 
-from .linalg import left_inverse, rank
+from .witnesses import LinearHeadWitness, PromptWitness
 
 __all__ = ["ConstructionError", "LinearHeadWitness", "PromptWitness", "EssentialSets",
-           "theorem_33_witness", "theorem_36_witness", "find_essential_sets", "prior_h1"]
-
-
-class ConstructionError(HeadpromptError):
-    """The paper's construction cannot be carried out on this instance (an assumption fails);
-    the message says which step breaks and why."""
-
-
-@dataclass(frozen=True)
-class LinearHeadWitness:
-    """Theorem 3.3: ``F(x) = 1(b . G_1(x') >= 0)``; ``b`` has length ``|X|``."""
-
-    b: np.ndarray
-    left_inverse: np.ndarray | None = None
-    D: np.ndarray | None = None
-    theorem: str = "3.3"
-    cites: str = "Theorem 3.3, Appendix A: b = mu^T D^-1 W^+, D = diag(P[H_1]/P[H_0])"
-
-    def as_dict(self) -> dict:
-        return {"theorem": self.theorem, "b": list(self.b)}
-
-
-@dataclass(frozen=True)
-class PromptWitness:
-    """Theorem 3.6: ``F(x) = 1(b . Gbar_2(u, e(∅), e(x)) >= 0)``; ``u`` over ``H``, ``b`` over ``X``."""
-
-    u: np.ndarray
-    b: np.ndarray
-    H_star: tuple[int, ...] = ()
-    B: tuple[int, ...] = ()
-    theorem: str = "3.6"
-    cites: str = ("Theorem 3.6, Appendix B.1: u = 1_B, c = A(u ⊙ P[H_1]), "
-                  "b = mu_H*^T diag(P[H_0]/c)_H* (W_:,H*)^+")
-
-    def as_dict(self) -> dict:
-        return {"theorem": self.theorem, "u": list(self.u), "b": list(self.b)}
+           "theorem_33_witness", "theorem_36_witness", "find_essential_sets"]
 
 
 @dataclass(frozen=True)
@@ -83,23 +49,20 @@ class EssentialSets:
     candidates: dict = field(default_factory=dict)
 
 
-def prior_h1(hmm: HMM) -> np.ndarray:
-    """``P[H_1] = A P[H_0]`` exactly."""
-    return hmm.A.dot(hmm.pi0)
-
-
 def _require_task(hmm: HMM) -> np.ndarray:
     if hmm.mu is None:
-        raise ConstructionError("the instance has no task vector mu; add \"mu\" to the instance file")
+        raise ConstructionError("the instance has no task vector mu; give one (HMM.with_task, or \"mu\" in "
+                                "the instance file)")
     if not hmm.exact:
-        raise ConstructionError("constructions are exact; convert the HMM with to_exact() first")
+        raise ConstructionError("constructions are exact; convert the HMM explicitly first "
+                                "(headprompt.models.rationalize.rationalize)")
     return hmm.mu
 
 
 def theorem_33_witness(hmm: HMM) -> LinearHeadWitness:
     """The Theorem 3.3 head ``b = mu^T D^{-1} W^+`` (Appendix A), exactly.
 
-    >>> from models.hmm import HMM
+    >>> from headprompt.models.hmm import HMM
     >>> h = HMM.create([[1, 0], [0, 1]], [['3/4', '1/4'], ['1/4', '3/4']], ['1/2', '1/2'], [1, -1])
     >>> [str(v) for v in theorem_33_witness(h).b]
     ['2', '-2']
@@ -114,7 +77,7 @@ def theorem_33_witness(hmm: HMM) -> LinearHeadWitness:
     if r < n:
         raise ConstructionError(f"Assumption 3.1 fails: rank W = {r} < |H| = {n}, so W has no left "
                                 "inverse W^+")
-    p0, p1 = hmm.pi0, prior_h1(hmm)
+    p0, p1 = hmm.pi0, hmm.hidden_marginal_1()
     for name, p in (("P[H_0]", p0), ("P[H_1]", p1)):
         zeros = [h for h in range(n) if p[h] == 0]
         if zeros:
@@ -217,7 +180,7 @@ def theorem_36_witness(hmm: HMM, sets: EssentialSets | None = None) -> PromptWit
     if not sets.found:
         raise ConstructionError(f"Assumption 3.5 fails: {sets.reason}")
     n = hmm.num_states
-    p0, p1 = hmm.pi0, prior_h1(hmm)
+    p0, p1 = hmm.pi0, hmm.hidden_marginal_1()
     u = np.array([Fraction(1) if h in sets.B else Fraction(0) for h in range(n)], dtype=object)
     c = hmm.A.dot(u * p1)
     H_star = list(sets.H_star)

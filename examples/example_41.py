@@ -32,7 +32,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from headprompt.constructions.memory import attention, softmax_attention, theorem_43_witness  # noqa: E402
+from headprompt.constructions.memory import theorem_43_witness  # noqa: E402
+from headprompt.models.attention import attention, softmax_attention  # noqa: E402
 from headprompt.models import inference_exact as ie  # noqa: E402
 from headprompt.models.hmm import MemoryHMM  # noqa: E402
 from headprompt.models.sampling import sample  # noqa: E402

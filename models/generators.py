@@ -12,15 +12,21 @@ keeping its support.
 from __future__ import annotations
 
 import numpy as np
-import flint
 
 from .exceptions import InputError
 from .hmm import HMM, MemoryHMM
+from .linalg import rank, solve
 from .rational import denominator_for, round_to_denominator
+from .rationalize import rationalize
 
 __all__ = ["softmax_temperature", "permutation_mixture", "appendix_d_hmm", "appendix_d_memory_hmm",
            "prompt_friendly_hmm", "full_rank_hmm", "task_with_tie", "with_stationary_start",
-           "random_exact_hmm", "sparse_transitions", "stationary_distribution", "exact_rank"]
+           "random_exact_hmm", "sparse_transitions", "stationary_distribution",
+           "draw_task", "MIN_LABEL_SHARE"]
+
+MIN_LABEL_SHARE = 0.10
+"""Each label of a generated task holds on at least this share of screened sequences
+(SPEC section 4: generated instances are never vacuous)."""
 
 
 def _round(probs: np.ndarray, max_denominator: int) -> np.ndarray:
@@ -60,7 +66,7 @@ def appendix_d_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Gene
     pi0 = softmax_temperature(num_states, 10.0, rng)
     W = np.stack([softmax_temperature(num_tokens, 0.01, rng) for _ in range(num_states)], axis=1)
     hmm = HMM.create(A, W, pi0, exact=False)
-    return hmm.to_exact(max_denominator) if exact else hmm
+    return rationalize(hmm, prune_below=0, max_denominator=max_denominator).model if exact else hmm
 
 
 def appendix_d_memory_hmm(memory_values: int, syntax_states: int, num_tokens: int = 10, *,
@@ -76,7 +82,7 @@ def appendix_d_memory_hmm(memory_values: int, syntax_states: int, num_tokens: in
     W = np.stack([np.stack([softmax_temperature(num_tokens, 0.01, rng) for _ in range(syntax_states)], axis=1)
                   for _ in range(memory_values)], axis=1)              # [X, M, H]
     model = MemoryHMM.create(1, memory_values, syntax_states, A, W, pi0, pM, exact=False)
-    return model.to_exact(max_denominator) if exact else model
+    return rationalize(model, prune_below=0, max_denominator=max_denominator).model if exact else model
 
 
 def random_exact_hmm(num_states: int, num_tokens: int, *, rng: np.random.Generator,
@@ -118,14 +124,6 @@ def sparse_transitions(num_states: int, support_size: int, *, rng: np.random.Gen
     return _round(A, max_denominator)
 
 
-def exact_rank(matrix) -> int:
-    """The exact rank of a rational matrix (python-flint ``fmpq_mat``)."""
-    rows = [[flint.fmpq(int(v.numerator), int(v.denominator)) for v in row] for row in np.asarray(matrix, dtype=object)]
-    if not rows or not rows[0]:
-        return 0
-    return flint.fmpq_mat(rows).rank()
-
-
 def stationary_distribution(A) -> np.ndarray:
     """The exact stationary distribution ``p = A p``, ``sum p = 1`` of an irreducible exact
     column-stochastic ``A``.
@@ -133,18 +131,14 @@ def stationary_distribution(A) -> np.ndarray:
     Raises:
         InputError: when the stationary distribution is not unique (A not irreducible).
     """
-    from fractions import Fraction
-
     n = len(A)
-    rows = [[flint.fmpq(int(v.numerator), int(v.denominator)) for v in row] for row in np.asarray(A, dtype=object)]
-    M = flint.fmpq_mat(rows) - flint.fmpq_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
-    aug = flint.fmpq_mat(n + 1, n, [M[i, j] for i in range(n) for j in range(n)] + [1] * n)
-    if aug.rank() < n:
+    M = np.array(A, dtype=object) - np.eye(n, dtype=int).astype(object)
+    aug = np.concatenate([M, np.ones((1, n), dtype=int).astype(object)], axis=0)   # (n+1, n)
+    if rank(aug) < n:
         raise InputError("stationary distribution: not unique (the chain is not irreducible)")
-    rhs = flint.fmpq_mat(n + 1, 1, [0] * n + [1])
-    # least-squares-free exact solve: pick n independent rows including the normalisation row
-    sol = (aug.transpose() * aug).solve(aug.transpose() * rhs)
-    return np.array([Fraction(int(sol[i, 0].p), int(sol[i, 0].q)) for i in range(n)], dtype=object)
+    rhs = np.array([0] * n + [1], dtype=object)
+    # the normal equations of the consistent system aug p = rhs have the unique solution p
+    return solve(aug.T.dot(aug), aug.T.dot(rhs))
 
 
 def _rational_columns(matrix: np.ndarray, max_denominator: int) -> np.ndarray:
@@ -154,7 +148,8 @@ def _rational_columns(matrix: np.ndarray, max_denominator: int) -> np.ndarray:
 def task_with_tie(hmm: HMM, support, *, rng: np.random.Generator, tie_sequence=None) -> np.ndarray:
     """A task ``mu`` supported on ``support`` (integers in -5..5, then one coordinate moved so
     that ``mu . P[H_0 | X = tie_sequence] = 0`` exactly): a real tie at the threshold, which
-    float arithmetic alone cannot decide."""
+    float arithmetic alone cannot decide. No check of the labels' shares; generated theorem
+    instances use :func:`draw_task`."""
     from fractions import Fraction
 
     from .inference_exact import posterior_h0
@@ -168,9 +163,96 @@ def task_with_tie(hmm: HMM, support, *, rng: np.random.Generator, tie_sequence=N
         k = max(support, key=lambda h: post[h])
         if post[k] != 0:
             mu[k] -= sum(mu[h] * post[h] for h in support) / post[k]
-            if mu[k] == 0:                    # keep supp(mu) as asked
-                mu[k] = Fraction(0)
     return mu
+
+
+def draw_task(size: int, support, *, rng: np.random.Generator, exact_posterior, float_posteriors,
+              tie_candidates, screen, min_share: float = MIN_LABEL_SHARE, attempts: int = 40):
+    """A task ``mu`` on ``support`` that gives both labels on a real share of sequences, with an
+    exact tie, each claim checked as a fact.
+
+    Each attempt draws integers in ``±1..5`` on ``support`` with both signs (when
+    ``|support| >= 2``), then moves one coordinate so that ``mu . p = 0`` exactly for the
+    posterior ``p = exact_posterior(x)`` of the first candidate ``x`` whose posterior has at
+    least two nonzero entries on ``support`` (a tie where the task really weighs states
+    against each other). The attempt is kept when, on the screening sequences ``screen``
+    (posteriors ``float_posteriors(screen)``, ``[n, size]``), each label ``1(mu . p >= 0)``
+    holds on at least ``min_share`` of them (float only screens; reports count labels exactly).
+
+    Args:
+        exact_posterior: ``x -> list[Fraction]`` (the posterior ``F*`` reads).
+        float_posteriors: ``tokens [n, T] -> [n, size]`` float posteriors.
+        tie_candidates: sequences to try for the tie, in order.
+        screen: ``[n, T]`` token array of sequences that count.
+
+    Returns:
+        ``(mu, facts)``: ``facts`` holds ``tie_sequence`` (or None when no candidate allows a
+        tie), ``label_shares`` ``{"0": share, "1": share}`` on the screen, ``balanced`` (both
+        shares reached ``min_share``) and ``why`` when they did not.
+    """
+    from fractions import Fraction
+
+    from .task import labels as task_labels
+
+    support = sorted(int(h) for h in support)
+    posts = np.asarray(float_posteriors(screen), dtype=float) if len(screen) else np.zeros((0, size))
+    exact_posts = []
+    for x in tie_candidates:
+        p = exact_posterior(list(x))
+        if sum(1 for h in support if p[h] != 0) >= 2:
+            exact_posts.append((list(x), p))
+        if len(exact_posts) >= 8:
+            break
+    best = None
+    for attempt in range(attempts):
+        mu = [Fraction(0)] * size
+        values = [int(v) for v in rng.integers(1, 6, size=len(support))]
+        signs = [1 if v else -1 for v in rng.integers(0, 2, size=len(support))]
+        if len(support) >= 2 and len(set(signs)) == 1:
+            signs[int(rng.integers(len(support)))] *= -1
+        for h, v, sg in zip(support, values, signs):
+            mu[h] = Fraction(sg * v)
+        tie = None
+        if exact_posts:
+            x, p = exact_posts[attempt % len(exact_posts)]
+            k = max(support, key=lambda h: p[h])
+            moved = mu[k] - sum(mu[h] * p[h] for h in support) / p[k]
+            if moved != 0:
+                mu[k] = moved
+                if sum(m * q for m, q in zip(mu, p)) == 0:          # the claim, checked
+                    tie = x
+        n = len(posts)
+        ones = int(task_labels(posts @ np.array([float(m) for m in mu])).sum()) if n else 0
+        shares = {"0": (n - ones) / n if n else 0.0, "1": ones / n if n else 0.0}
+        score = min(shares.values()) + (0.001 if tie is not None else 0.0)
+        if best is None or score > best[0]:
+            best = (score, mu, tie, shares)
+        if min(shares.values()) >= min_share and (tie is not None or not exact_posts):
+            break
+    _, mu, tie, shares = best
+    facts = {"tie_sequence": tie, "label_shares": {k: round(v, 4) for k, v in shares.items()},
+             "balanced": min(shares.values()) >= min_share}
+    if len(support) < 2:
+        facts["why"] = (f"supp(mu) has {len(support)} entry, so F* = 1(mu . p >= 0) takes one label "
+                        "wherever that state has positive posterior: the sizes make a two-label task impossible")
+    elif not facts["balanced"]:
+        facts["why"] = (f"no task drawn in {attempts} attempts gave each label on {min_share:.0%} of "
+                        f"{len(posts)} screened sequences (best shares {facts['label_shares']})")
+    return np.array(mu, dtype=object), facts
+
+
+def _vanilla_task(hmm: HMM, support, *, rng: np.random.Generator, length: int = 8, screen: int = 400):
+    """:func:`draw_task` for a vanilla HMM: ``F*`` reads ``P[H_0 | X = x]``."""
+    from .inference_exact import posterior_h0
+    from .inference_float import posterior_h0 as float_posterior_h0
+    from .sampling import sample
+
+    f = hmm.to_float()
+    tokens, _ = sample(f, screen, length, rng=rng)
+    candidates = [tuple(int(z) for z in row[:2]) for row in tokens[:40]] + [tuple(int(z) for z in row) for row in tokens[:8]]
+    return draw_task(hmm.num_states, support, rng=rng, exact_posterior=lambda x: posterior_h0(hmm, x),
+                     float_posteriors=lambda t: float_posterior_h0(f, t), tie_candidates=candidates,
+                     screen=tokens)
 
 
 def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Generator,
@@ -190,7 +272,7 @@ def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random
     """
     _check_sizes(num_states=num_states, num_tokens=num_tokens)
     if num_states < 3:
-        raise InputError(f"--hidden {num_states}: Theorem 3.6 instances need at least 3 hidden states")
+        raise InputError(f"num_states {num_states}: Theorem 3.6 instances need at least 3 hidden states")
     k = essential_size or max(2, min(num_tokens // 2, num_states - 1))
     if k > num_tokens:
         raise InputError(f"essential set of {k} states cannot have independent columns in W with "
@@ -218,17 +300,16 @@ def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random
     H_sorted = sorted(H_star)
     for _ in range(100):
         W = _rational_columns(rng.random((num_tokens, num_states)) + 0.05, max_denominator)
-        if exact_rank(W[:, H_sorted]) == len(H_sorted):
+        if rank(W[:, H_sorted]) == len(H_sorted):
             break
     else:  # pragma: no cover - probability zero
         raise InputError("could not draw emission columns with independent essential columns")
     pi0 = _round(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
     hmm = HMM(A, W, pi0)
-    tie = [int(z) for z in rng.integers(num_tokens, size=2)]
-    mu = task_with_tie(hmm, H_sorted, rng=rng, tie_sequence=tie)
-    return hmm.with_task(mu), {"H_star": H_sorted, "B": sorted(B), "tie_sequence": tie,
+    mu, facts = _vanilla_task(hmm, H_sorted, rng=rng)
+    return hmm.with_task(mu), {"H_star": H_sorted, "B": sorted(B), **facts,
                                "recipe": "cycle + self-loop transitions, B's columns cover H*, "
-                                         "positive W with independent H* columns, mu on H* with a tie"}
+                                         "positive W with independent H* columns, " + _task_text(facts)}
 
 
 def full_rank_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Generator,
@@ -241,15 +322,28 @@ def full_rank_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Gener
     A = _rational_columns(rng.random((num_states, num_states)) + 0.05, max_denominator)
     for _ in range(100):
         W = _rational_columns(rng.random((num_tokens, num_states)) + 0.05, max_denominator)
-        if exact_rank(W) == min(num_states, num_tokens):
+        if rank(W) == min(num_states, num_tokens):
             break
     pi0 = _round(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
     hmm = HMM(A, W, pi0)
-    tie = [int(z) for z in rng.integers(num_tokens, size=2)]
-    mu = task_with_tie(hmm, range(num_states), rng=rng, tie_sequence=tie)
-    return hmm.with_task(mu), {"tie_sequence": tie,
+    mu, facts = _vanilla_task(hmm, range(num_states), rng=rng)
+    return hmm.with_task(mu), {**facts,
                                "recipe": "dense positive A and W (W of full column rank when |H| <= |X|), "
-                                         "mu with a tie"}
+                                         + _task_text(facts)}
+
+
+def _task_text(facts: dict) -> str:
+    """What the report may say about a drawn task: only the checked facts of :func:`draw_task`."""
+    shares = facts["label_shares"]
+    text = (f"mu with both signs, labels 0/1 on {shares['0']:.0%}/{shares['1']:.0%} of 400 screened "
+            "sampled sequences")
+    if facts.get("tie_sequence") is not None:
+        text += f", and an exact tie mu . p = 0 on {list(facts['tie_sequence'])} (checked exactly)"
+    else:
+        text += " (no exact tie was found among the candidate sequences)"
+    if facts.get("why"):
+        text += "; " + facts["why"]
+    return text
 
 
 def with_stationary_start(hmm: HMM) -> HMM:

@@ -2,24 +2,35 @@
 
 An instance is *exact* when its arrays are numpy ``object`` arrays of :class:`Fraction`
 (every stochastic column must then sum to exactly 1) and *float* when they are float64
-(columns must sum to 1 within ``FLOAT_TOLERANCE``). ``to_float`` and ``to_exact`` convert.
+(columns must sum to 1 within ``FLOAT_TOLERANCE``). ``to_float`` converts; ``to_exact`` reads
+each float as the decimal it prints as and refuses a model whose columns then miss 1 (it never
+moves a model silently: :func:`headprompt.models.rationalize.rationalize` is the explicit,
+reported conversion of a learned model).
+
+Both types are values: ``==`` compares the kind (exact or float), the sizes and every entry
+(exactly, for exact models) and never raises; equal models hash alike. Derived objects (the
+lifted chain, integer message-passing matrices) are memoised per model through :meth:`memo`.
 """
 
 from __future__ import annotations
 
 import itertools
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from .exceptions import ValidationError
-from .rational import fraction_array, round_to_denominator
+from .exceptions import ExactnessError, ValidationError
+from .rational import fraction_array
 
 __all__ = ["HMM", "MemoryHMM", "FLOAT_TOLERANCE", "as_array"]
 
 FLOAT_TOLERANCE = 1e-9
+
+_T = TypeVar("_T")
 
 
 def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
@@ -72,6 +83,26 @@ def _check_stochastic(arr: np.ndarray, name: str, exact: bool) -> None:
                                   + ("" if exact else f" (within {FLOAT_TOLERANCE})"))
 
 
+def _decimal_array(arr: np.ndarray, name: str) -> np.ndarray:
+    """Each float as the decimal it prints as (``repr``), exactly; sums are then checked by the
+    model's validation, whose error is rewritten to point to the explicit conversion."""
+    out = np.empty(arr.shape, dtype=object)
+    for idx, v in np.ndenumerate(arr):
+        out[idx] = Fraction(Decimal(repr(float(v))))
+    return out
+
+
+@contextmanager
+def _pointing_to_rationalize():
+    try:
+        yield
+    except ValidationError as exc:
+        raise ExactnessError(f"to_exact: {exc}; the float model is not exactly stochastic when its "
+                             "entries are read as decimals, and to_exact never moves a model: convert it "
+                             "explicitly with headprompt.models.rationalize.rationalize(model, "
+                             "prune_below=..., max_denominator=...), which reports how far it moved") from None
+
+
 def _is_exact(*arrays: np.ndarray) -> bool:
     return all(a.dtype == object for a in arrays)
 
@@ -94,8 +125,58 @@ class _Sizes:
     def num_tokens(self) -> int:
         return self.W.shape[0]
 
+    def hidden_marginal_1(self) -> np.ndarray:
+        """``P[H_1] = A pi0``, shape ``(|H|,)`` (SPEC section 1): the prior of the first emitting
+        state (for a memory HMM, of the syntax chain). Exact for an exact model; a fresh array.
 
-@dataclass(frozen=True)
+        >>> HMM.create([[0, 1], [1, 0]], [[1, 0], [0, 1]], ['1/4', '3/4']).hidden_marginal_1().tolist()
+        [Fraction(3, 4), Fraction(1, 4)]
+        """
+        return self.A.dot(self.pi0)
+
+    def memo(self, key: str, build: Callable[[], _T]) -> _T:
+        """The object derived from this (immutable) model under ``key``, built once by
+        ``build()`` and kept with the model; modules store their derived objects here instead
+        of reaching into the model's fields."""
+        cache = self._cache
+        if key not in cache:
+            cache[key] = build()
+        return cache[key]
+
+    def _value_fields(self) -> tuple:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when of the same type and kind (exact or float) with equal sizes and entries
+        (exact entries compared exactly); never raises."""
+        if type(other) is not type(self):
+            return NotImplemented
+        if self is other:
+            return True
+        if self.exact != other.exact:
+            return False
+        for a, b in zip(self._value_fields(), other._value_fields()):
+            if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+                if a is None or b is None or a.shape != b.shape or not bool(np.all(a == b)):
+                    return False
+            elif a != b:
+                return False
+        return True
+
+    def __hash__(self) -> int:
+        """A hash over the kind, sizes and every entry (consistent with ``==``), memoised. Only
+        numbers enter it (no strings, no None), so it is the same in every process and a
+        pickled model's memoised hash stays valid."""
+        def build() -> int:
+            parts = [isinstance(self, HMM), self.exact]
+            for v in self._value_fields():
+                parts.append((0,) if v is None else
+                             (v.shape, tuple(v.flat)) if isinstance(v, np.ndarray) else v)
+            return hash(tuple(parts))
+        return self.memo("hash", build)
+
+
+@dataclass(frozen=True, eq=False)
 class HMM(_Sizes):
     """A vanilla HMM (paper Section 3) with an optional linear task ``mu`` (eq. 3.1).
 
@@ -150,6 +231,29 @@ class HMM(_Sizes):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, _freeze(getattr(self, name)))
 
+    def _value_fields(self) -> tuple:
+        return (self.A, self.W, self.pi0, self.mu)
+
+    @classmethod
+    def from_hmmlearn(cls, model: Any, *, pi0: Any = None, mu: Any = None) -> "HMM":
+        """A float HMM from a fitted ``hmmlearn.hmm.CategoricalHMM``: ``A = transmat_.T``,
+        ``W = emissionprob_.T`` and a ``pi0`` with ``A pi0 = startprob_`` (hmmlearn's start law
+        is our ``P[H_1]``); see :func:`headprompt.models.learned.from_hmmlearn`.
+
+        Raises:
+            InputError: when no ``pi0`` in the simplex has ``A pi0 = startprob_``.
+        """
+        from .learned import from_hmmlearn
+
+        return from_hmmlearn(model, pi0=pi0, mu=mu)
+
+    def to_hmmlearn(self, **kwargs: Any) -> Any:
+        """The ``hmmlearn.hmm.CategoricalHMM`` with ``startprob_ = A pi0``, ``transmat_ = A.T``,
+        ``emissionprob_ = W.T``; see :func:`headprompt.models.learned.to_hmmlearn`."""
+        from .learned import to_hmmlearn
+
+        return to_hmmlearn(self, **kwargs)
+
     def with_task(self, mu: Any) -> "HMM":
         """The same HMM with task weights ``mu``."""
         return HMM(self.A, self.W, self.pi0, as_array(mu, exact=self.exact, name="mu"))
@@ -161,25 +265,32 @@ class HMM(_Sizes):
         conv = lambda a: None if a is None else a.astype(float)  # noqa: E731
         return HMM(conv(self.A), conv(self.W), conv(self.pi0), conv(self.mu))
 
-    def to_exact(self, max_denominator: int = 10**6) -> "HMM":
-        """An exact form: each float column rounded to denominator ``max_denominator`` and
-        re-normalized exactly, keeping the support (zeros stay zero, positives stay positive).
-        ``mu`` is rounded to the nearest fraction with that denominator bound."""
+    def to_exact(self) -> "HMM":
+        """The exact form: each float read as the decimal it prints as (``0.1`` is ``1/10``, as
+        in an instance file); a no-op for an exact HMM.
+
+        >>> HMM.create([[0.5, 0.1], [0.5, 0.9]], [[1.0, 0.0], [0.0, 1.0]], [0.3, 0.7],
+        ...            exact=False).to_exact().A[:, 1].tolist()
+        [Fraction(1, 10), Fraction(9, 10)]
+
+        Raises:
+            ExactnessError: a column that then does not sum to exactly 1 (a learned or
+                computed model); the message points to the explicit, reported conversion
+                ``rationalize(hmm, prune_below=..., max_denominator=...)``. The model is never
+                moved silently.
+        """
         if self.exact:
             return self
-        mu = None
-        if self.mu is not None:
-            mu = np.array([Fraction(float(v)).limit_denominator(max_denominator) for v in self.mu],
-                          dtype=object)
-        return HMM(round_to_denominator(self.A, max_denominator), round_to_denominator(self.W, max_denominator),
-                   round_to_denominator(self.pi0, max_denominator), mu)
+        with _pointing_to_rationalize():
+            return HMM(*(None if a is None else _decimal_array(a, name)
+                         for a, name in zip(self._value_fields(), ("A", "W", "pi0", "mu"))))
 
     def __repr__(self) -> str:
         kind = "exact" if self.exact else "float"
         return f"HMM(|H|={self.num_states}, |X|={self.num_tokens}, {kind}, task={'yes' if self.mu is not None else 'no'})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MemoryHMM(_Sizes):
     """A memory-augmented HMM (paper Section 4, Appendix C.2; SPEC section 1).
 
@@ -266,6 +377,10 @@ class MemoryHMM(_Sizes):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, _freeze(getattr(self, name)))
 
+    def _value_fields(self) -> tuple:
+        return (self.cells, self.memory_values, self.syntax_states, self.A, self.W, self.pi0, self.pM,
+                self.mu, self.target_cell, self.pM_cells)
+
     def cell_of(self, h: int) -> int:
         """The cell index ``j`` of flattened hidden state ``h = j * |S| + s``."""
         return h // self.syntax_states
@@ -281,8 +396,9 @@ class MemoryHMM(_Sizes):
     def lift(self) -> HMM:
         """The equivalent vanilla HMM on ``Htil = (m_1..m_N, h)`` (memory constant along the
         chain); lifted state index ``c * |H| + h`` for memory configuration ``c``."""
-        if "lift" in self._cache:
-            return self._cache["lift"]
+        return self.memo("lift", self._build_lift)
+
+    def _build_lift(self) -> HMM:
         configs = self.memory_configurations()
         n, k = self.num_states, len(configs)
         dtype = object if self.exact else float
@@ -294,9 +410,7 @@ class MemoryHMM(_Sizes):
             for h in range(n):
                 W[:, c * n + h] = self.W[:, ms[self.cell_of(h)], h]
         pi0 = np.array([self.pM[c] * self.pi0[h] for c in range(k) for h in range(n)], dtype=dtype)
-        lifted = HMM(A, W, pi0)
-        self._cache["lift"] = lifted
-        return lifted
+        return HMM(A, W, pi0)
 
     def to_float(self) -> "MemoryHMM":
         if not self.exact:
@@ -305,18 +419,19 @@ class MemoryHMM(_Sizes):
         return MemoryHMM(self.cells, self.memory_values, self.syntax_states, conv(self.A), conv(self.W),
                          conv(self.pi0), conv(self.pM), conv(self.mu), self.target_cell, conv(self.pM_cells))
 
-    def to_exact(self, max_denominator: int = 10**6) -> "MemoryHMM":
+    def to_exact(self) -> "MemoryHMM":
+        """The exact form, each float read as the decimal it prints as (see :meth:`HMM.to_exact`).
+
+        Raises:
+            ExactnessError: a distribution that then does not sum to exactly 1.
+        """
         if self.exact:
             return self
-        mu = None if self.mu is None else np.array(
-            [Fraction(float(v)).limit_denominator(max_denominator) for v in self.mu], dtype=object)
-        W = round_to_denominator(self.W, max_denominator, axis=0)
-        return MemoryHMM.create(self.cells, self.memory_values, self.syntax_states,
-                                round_to_denominator(self.A, max_denominator), W,
-                                round_to_denominator(self.pi0, max_denominator),
-                                pM=None if self.pM_cells is not None else round_to_denominator(self.pM, max_denominator),
-                                pM_cells=None if self.pM_cells is None else round_to_denominator(self.pM_cells, max_denominator, axis=1),
-                                mu=mu, target_cell=self.target_cell, exact=True)
+        conv = lambda a, name: None if a is None else _decimal_array(a, name)  # noqa: E731
+        with _pointing_to_rationalize():
+            return MemoryHMM(self.cells, self.memory_values, self.syntax_states, conv(self.A, "A"),
+                             conv(self.W, "W"), conv(self.pi0, "pi0"), conv(self.pM, "pM"),
+                             conv(self.mu, "mu"), self.target_cell, conv(self.pM_cells, "pM_cells"))
 
     def __repr__(self) -> str:
         kind = "exact" if self.exact else "float"

@@ -220,12 +220,12 @@ def _make_chain(A: np.ndarray, pi0: np.ndarray, table: np.ndarray, usable: bool)
 
 
 def bound_chain(hmm: HMM) -> BoundChain:
-    """The :class:`BoundChain` of an exact HMM (cached on the model)."""
-    if "bound_chain" in hmm._cache:
-        return hmm._cache["bound_chain"]
+    """The :class:`BoundChain` of an exact HMM (built once per model)."""
+    return hmm.memo("bound_chain", lambda: _build_bound_chain(hmm))
+
+
+def _build_bound_chain(hmm: HMM) -> BoundChain:
     A, okA = _to_normal_floats(hmm.A)
     W, okW = _to_normal_floats(hmm.W)
     pi0, okp = _to_normal_floats(hmm.pi0)
-    chain = _make_chain(np.ascontiguousarray(A), pi0, W, okA and okW and okp)
-    hmm._cache["bound_chain"] = chain
-    return chain
+    return _make_chain(np.ascontiguousarray(A), pi0, W, okA and okW and okp)

@@ -39,16 +39,16 @@ __all__ = ["prior_h1", "transition_apply", "IntegerHMM", "Step", "token_steps", 
 
 
 def prior_h1(hmm: HMM) -> np.ndarray:
-    """``P[H_1] = A pi0`` (SPEC section 1; ``H_0`` emits nothing), in the arithmetic of the
-    model (cached on it).
+    """``P[H_1] = A pi0`` (SPEC section 1; ``H_0`` emits nothing): the quantity of
+    :meth:`HMM.hidden_marginal_1`, its definition, evaluated for an exact model through the
+    integer form (one integer product, not ``|H|^2`` Fraction operations), cached on the model.
 
     >>> from models.hmm import HMM
     >>> [str(v) for v in prior_h1(HMM.create([[1, '1/2'], [0, '1/2']], [[1, 1]], ['1/2', '1/2']))]
     ['3/4', '1/4']
     """
-    if "prior_h1" not in hmm._cache:
-        hmm._cache["prior_h1"] = transition_apply(hmm, hmm.pi0) if hmm.exact else hmm.A.dot(hmm.pi0)
-    return hmm._cache["prior_h1"]
+    return hmm.memo("prior_h1", lambda: transition_apply(hmm, hmm.pi0) if hmm.exact
+                    else hmm.hidden_marginal_1())
 
 
 def transition_apply(hmm: HMM, vec) -> np.ndarray:
@@ -163,20 +163,21 @@ def integer_hmm(hmm: HMM) -> IntegerHMM:
     """The (cached) :class:`IntegerHMM` of an exact HMM.
 
     Raises:
-        InputError: for a float HMM (convert with ``hmm.to_exact()`` first).
+        InputError: for a float HMM (convert it explicitly first: ``rationalize``).
     """
     if not hmm.exact:
-        raise InputError("exact inference needs an exact HMM; convert with hmm.to_exact()")
-    if "integer" in hmm._cache:
-        return hmm._cache["integer"]
+        raise InputError("exact inference needs an exact HMM; convert it explicitly with "
+                         "headprompt.models.rationalize.rationalize(hmm) first")
+    return hmm.memo("integer", lambda: _build_integer_hmm(hmm))
+
+
+def _build_integer_hmm(hmm: HMM) -> IntegerHMM:
     dA, dW, dpi = (common_denominator(a) for a in (hmm.A, hmm.W, hmm.pi0))
     A_int = flint.fmpz_mat([_ints(row, dA) for row in hmm.A])
     W_rows = tuple(tuple(_ints(row, dW)) for row in hmm.W)
     W_int = flint.fmpz_mat([list(r) for r in W_rows])
     pi0_int = _col(_ints(hmm.pi0, dpi))
-    result = IntegerHMM(A_int, A_int.transpose(), W_int, pi0_int, dA, dW, dpi, W_rows)
-    hmm._cache["integer"] = result
-    return result
+    return IntegerHMM(A_int, A_int.transpose(), W_int, pi0_int, dA, dW, dpi, W_rows)
 
 
 def check_tokens(tokens: Sequence[int], num_tokens: int) -> list[int]:

@@ -77,15 +77,16 @@ def check_token_array(tokens, num_tokens: int) -> np.ndarray:
 
 def float_arrays(hmm: HMM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(A, A^T, W, pi0)`` as C-contiguous float64 arrays, converted once per model (cached)."""
-    if "float_arrays" in hmm._cache:
-        return hmm._cache["float_arrays"]
+    return hmm.memo("float_arrays", lambda: _build_float_arrays(hmm))
+
+
+def _build_float_arrays(hmm: HMM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     f = hmm.to_float()
     A = np.ascontiguousarray(f.A, dtype=float)
     out = (A, np.ascontiguousarray(A.T), np.ascontiguousarray(f.W, dtype=float),
            np.ascontiguousarray(f.pi0, dtype=float))
     for a in out:
         a.setflags(write=False)
-    hmm._cache["float_arrays"] = out
     return out
 
 

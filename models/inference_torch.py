@@ -29,7 +29,7 @@ def resolve_device(name: str = "auto") -> torch.device:
         return torch.device("cpu")
     if name == "cuda":
         if not torch.cuda.is_available():
-            raise InputError("--device cuda: CUDA is not available on this machine; use cpu or auto")
+            raise InputError("device 'cuda': CUDA is not available on this machine; use 'cpu' or 'auto'")
         return torch.device("cuda")
     raise InputError(f"device: expected auto, cpu or cuda, found {name!r}")
 

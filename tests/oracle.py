@@ -106,3 +106,76 @@ def memory_conditional(mhmm, tokens, i):
 
 def as_lists(arr):
     return np.asarray(arr, dtype=object).tolist()
+
+
+# ---------------------------------------------------------------- assumptions by brute force
+
+def sympy_rank(columns):
+    """Rank of the matrix with the given columns (sympy, exact; independent of python-flint)."""
+    import sympy
+
+    if not columns:
+        return 0
+    return sympy.Matrix([[sympy.Rational(str(c[r])) for c in columns] for r in range(len(columns[0]))]).rank()
+
+
+def is_ergodic_chain(A, pi0):
+    """Assumption 3.2 by Wielandt's bound: the support of ``A`` is primitive (some power with
+    exponent ``(n-1)^2 + 1`` is entrywise positive) and ``pi0 > 0``."""
+    n = len(pi0)
+    S = np.array([[1 if A[g][h] != 0 else 0 for h in range(n)] for g in range(n)], dtype=np.int64)
+    P = np.eye(n, dtype=np.int64)
+    for _ in range((n - 1) ** 2 + 1):
+        P = np.minimum(P @ S, 1)
+    return bool(P.min() > 0) and all(p > 0 for p in pi0)
+
+
+def assumption_35(hmm):
+    """Assumption 3.5 over every B: some reach H* of B covers supp(mu) with independent W columns."""
+    n = hmm.num_states
+    target = {h for h in range(n) if hmm.mu[h] != 0}
+    for k in range(n + 1):
+        for B in itertools.combinations(range(n), k):
+            H = sorted({g for h in B for g in range(n) if hmm.A[g, h] != 0})
+            if target <= set(H) and sympy_rank([list(hmm.W[:, h]) for h in H]) == len(H):
+                return True
+    return False
+
+
+def memory_nondegenerate(mhmm, memory_subset=None):
+    """Assumption 4.2 (``memory_subset=None``) or 4.5/C.5 (``memory_subset = supp(mu)``) over
+    every ``S*``: the recoverable columns are independent and their span meets the span of
+    the other relevant columns only in 0 (SPEC and the paper's Section 4 / C.3 reading)."""
+    S, j, n = mhmm.syntax_states, mhmm.target_cell, mhmm.num_states
+    M_all = list(range(mhmm.memory_values))
+    M_rec = M_all if memory_subset is None else list(memory_subset)
+    col = lambda m, h: list(mhmm.W[:, m, h])                        # noqa: E731
+    for k in range(1, S + 1):
+        for S_star in itertools.combinations(range(S), k):
+            H = [j * S + s for s in S_star]
+            U = [col(m, h) for h in H for m in M_rec]
+            V = [col(m, h) for h in range(n) if h not in H
+                 for m in (M_rec if h // S == j else M_all)]
+            if sympy_rank(U) == len(U) and sympy_rank(U + V) == len(U) + sympy_rank(V):
+                return True
+    return False
+
+
+def vanilla_decisions(hmm, theorem, b, u, sequences):
+    """``{x: (F*(x), F(x))}`` by path sums for every possible sequence (Theorem 3.3 reads
+    ``G_1((∅, x))``, Theorem 3.6 ``Gbar_2(u, e(∅), e(x))``; ``e(∅)`` = all ones)."""
+    filler = [Fraction(1)] * hmm.num_states
+    out = {}
+    for seq in sequences:
+        seq = list(seq)
+        if joint_probability(hmm, seq) == 0:
+            continue
+        post = path_posterior(hmm, seq, 0)
+        emb = [list(hmm.W[z]) for z in seq]
+        if theorem == "3.3":
+            g = path_gbar(hmm.A, hmm.W, hmm.pi0, [filler] + emb, 0)
+        else:
+            g = path_gbar(hmm.A, hmm.W, hmm.pi0, [list(u), filler] + emb, 1)
+        out[tuple(seq)] = (int(sum(m * p for m, p in zip(hmm.mu, post)) >= 0),
+                           int(sum(Fraction(x) * y for x, y in zip(b, g)) >= 0))
+    return out

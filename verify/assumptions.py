@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from ..constructions.linalg import nullspace_vector, rank
+from ..models.linalg import nullspace_vector, rank
 from ..constructions.vanilla import find_essential_sets
+from ..models.exceptions import ConstructionError, LimitError
 from ..models.hmm import HMM
 from ..models.rational import format_fraction
 
@@ -85,8 +86,23 @@ def check_32(hmm: HMM) -> dict:
 
 
 def check_35(hmm: HMM) -> dict:
-    """Assumption 3.5 by complete search; evidence ``H_star`` and ``B`` or the blocking reason."""
-    sets = find_essential_sets(hmm)
+    """Assumption 3.5 by complete search; evidence ``H_star`` and ``B`` or the blocking reason.
+
+    With ``mu = 0`` it holds vacuously (``B = H* = []``; README, "mu = 0").
+
+    Raises:
+        LimitError: the complete search is too large for this instance (it cannot decide).
+    """
+    try:
+        sets = find_essential_sets(hmm)
+    except ConstructionError as exc:
+        raise LimitError(f"Assumption 3.5 cannot be decided on this instance ({exc}); the complete search "
+                         f"over {hmm.num_states} states is too large: use a smaller instance, or give the "
+                         "prompt and head with --witness (checked without the assumption)") from None
+    if sets.found and not sets.H_star:
+        return {"holds": True, "H_star": [], "B": [], "_sets": sets,
+                "why": "mu = 0: supp(mu) is empty, so Assumption 3.5 holds vacuously with B = H* = []; "
+                       "F* = 1 on every sequence, so any check of this task is vacuous"}
     if sets.found:
         return {"holds": True, "H_star": list(sets.H_star), "B": list(sets.B),
                 "why": f"H* = {list(sets.H_star)} is the one-step reach of B = {list(sets.B)}, "

@@ -8,11 +8,19 @@ zero, and ``z >= 0`` on the label-1 rows with ``sum_k y_k g_k - sum_k z_k g_k = 
 We look for ``y, z`` with a linear program (scipy's HiGHS, in floats), take the support of its
 vertex solution, re-solve that small system exactly in rationals, and keep the certificate
 only if the exact solution is nonnegative and the identity holds exactly. Features are
-``g_k = G_1(x'_k)`` with ``x'_k = (∅, x_k)``; labels ``F*(x_k)``.
+``g_k = G_1(x'_k)`` with ``x'_k = (∅, x_k)`` (Theorem 3.3: no linear head on the pretrained
+model) or, given a prompt ``u``, ``g_k = Gbar_2(u, e(∅), e(x_k))`` (Theorem 3.6: no linear head
+works *with that prompt*); labels ``F*(x_k)`` (``models/task.py``).
+
+For the paper's prompt family ``u = 1_B`` (Theorem 3.6's proof), :func:`prompt_family_certificates`
+looks for one certificate per nonempty ``B``; when every ``B`` has one, no prompt of the family
+works with any linear head (a statement about that family, not about every ``u`` in
+``[0, 1]^|H|``).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 from typing import Sequence
@@ -20,25 +28,33 @@ from typing import Sequence
 import numpy as np
 from scipy.optimize import linprog
 
-from ..constructions.linalg import from_fmpq_mat, to_fmpq_mat
+from ..models.linalg import from_fmpq_mat, to_fmpq_mat
 from ..models import inference_exact as ie
 from ..models.hmm import HMM
 from ..models.rational import format_fraction
+from ..models.task import label, task_margin
 
-__all__ = ["features_and_labels", "find_no_linear_head_certificate", "check_no_linear_head_certificate"]
+__all__ = ["features_and_labels", "find_no_linear_head_certificate", "check_no_linear_head_certificate",
+           "prompt_family_certificates", "check_prompt_family_certificates", "MAX_FAMILY_SUBSETS"]
+
+MAX_FAMILY_SUBSETS = 255          # |H| <= 8 covers every nonempty B; beyond, the smallest B first
 
 
-def features_and_labels(hmm: HMM, sequences: Sequence[Sequence[int]]):
-    """Exact ``G_1(x')`` (``x' = (∅, x)``) and ``F*(x)`` for each sequence with ``Pr(x) > 0``."""
+def features_and_labels(hmm: HMM, sequences: Sequence[Sequence[int]], prompt: Sequence | None = None):
+    """Exact features and ``F*(x)`` for each sequence with ``Pr(x) > 0``: ``G_1(x')``
+    (``x' = (∅, x)``), or ``Gbar_2(u, e(∅), e(x))`` for a prompt ``u`` (``e(∅)`` is the
+    all-ones vector; ``Gbar_2`` ignores its own input). Returns ``(sequences, features, labels)``."""
     feats, labels, kept = [], [], []
     filler = [Fraction(1)] * hmm.num_states
+    u = None if prompt is None else [Fraction(v) for v in prompt]
     for seq in sequences:
         post = ie.posterior_h0(hmm, seq)
         if not any(post):
             continue
-        g = ie.gbar(hmm, [filler] + [list(hmm.W[z]) for z in seq], 0)
+        emb = [list(hmm.W[z]) for z in seq]
+        g = ie.gbar(hmm, [filler] + emb, 0) if u is None else ie.gbar(hmm, [u, filler] + emb, 1)
         feats.append(g)
-        labels.append(int(sum(m * p for m, p in zip(hmm.mu, post)) >= 0))
+        labels.append(label(task_margin(hmm.mu, post)))
         kept.append(list(seq))
     return kept, feats, labels
 
@@ -62,13 +78,15 @@ def _exact_on_support(G: np.ndarray, signs: np.ndarray, support: list[int], labe
     return sol
 
 
-def find_no_linear_head_certificate(hmm: HMM, sequences: Sequence[Sequence[int]]) -> dict | None:
+def find_no_linear_head_certificate(hmm: HMM, sequences: Sequence[Sequence[int]], *,
+                                    prompt: Sequence | None = None) -> dict | None:
     """A certificate (SPEC section 4, ``kind: no-linear-head``) among ``sequences``, or None
     when the LP finds none (the labels are linearly separable there) or the exact re-solve fails.
 
-    The certificate lists only the sequences it uses (the support of ``y`` and ``z``).
+    With ``prompt``, the features are ``Gbar_2(u, e(∅), e(x))`` and the certificate carries
+    ``"prompt"``. The certificate lists only the sequences it uses (the support of ``y`` and ``z``).
     """
-    seqs, feats, labels = features_and_labels(hmm, sequences)
+    seqs, feats, labels = features_and_labels(hmm, sequences, prompt)
     if not seqs or len(set(labels)) < 2:
         return None
     G = np.array(feats, dtype=object)                       # [K, X] exact
@@ -96,24 +114,31 @@ def find_no_linear_head_certificate(hmm: HMM, sequences: Sequence[Sequence[int]]
     lam = dict(zip(support, (Fraction(v // g) for v in ints)))
     y = [lam[k] if label0[k] else Fraction(0) for k in used]
     z = [lam[k] if not label0[k] else Fraction(0) for k in used]
-    return {"kind": "no-linear-head",
-            "sequences": [seqs[k] for k in used],
+    out = {"kind": "no-linear-head",
+           "sequences": [seqs[k] for k in used],
             "labels": [int(lab[k]) for k in used],
             "features": [[format_fraction(v) for v in feats[k]] for k in used],
-            "certificate": {"y": [format_fraction(v) for v in y], "z": [format_fraction(v) for v in z]},
-            "searched": K}
+           "certificate": {"y": [format_fraction(v) for v in y], "z": [format_fraction(v) for v in z]},
+           "searched": K}
+    if prompt is not None:
+        out["prompt"] = [format_fraction(Fraction(v)) for v in prompt]
+    return out
 
 
 def check_no_linear_head_certificate(hmm: HMM, cert: dict) -> tuple[bool, str]:
     """Check a certificate independently: recompute every feature ``G_1(x'_k)`` and label
-    ``F*(x_k)`` from the instance (the printed ones are not trusted), then check the signs, the
-    zero pattern and ``sum y_k g_k - sum z_k g_k = 0`` exactly. Returns ``(ok, reason)``."""
+    ``F*(x_k)`` from the instance (the printed ones are not trusted; with ``"prompt"`` the
+    features are ``Gbar_2(u, e(∅), e(x_k))``), then check the signs, the zero pattern and
+    ``sum y_k g_k - sum z_k g_k = 0`` exactly. Returns ``(ok, reason)``."""
     seqs = [list(s) for s in cert["sequences"]]
+    prompt = cert.get("prompt")
+    if prompt is not None and len(prompt) != hmm.num_states:
+        return False, "the prompt has the wrong length"
     y = [Fraction(v) for v in cert["certificate"]["y"]]
     z = [Fraction(v) for v in cert["certificate"]["z"]]
     if not (len(y) == len(z) == len(seqs)):
         return False, "y, z and sequences have different lengths"
-    kept, feats, labels = features_and_labels(hmm, seqs)
+    kept, feats, labels = features_and_labels(hmm, seqs, None if prompt is None else [Fraction(v) for v in prompt])
     if len(kept) != len(seqs):
         return False, "a sequence has probability 0"
     if "labels" in cert and [int(v) for v in cert["labels"]] != labels:
@@ -128,3 +153,84 @@ def check_no_linear_head_certificate(hmm: HMM, cert: dict) -> tuple[bool, str]:
     if any(v != 0 for v in total):
         return False, "sum y g - sum z g is not zero"
     return True, "y >= 0 (not all zero) on label-0 rows, z >= 0 on label-1 rows, sum y g = sum z g exactly"
+
+
+def _subsets(n: int, limit: int) -> tuple[list[tuple[int, ...]], int]:
+    """Nonempty subsets of ``0..n-1``, smallest first, at most ``limit``; and how many exist."""
+    total = 2 ** n - 1
+    out = []
+    for k in range(1, n + 1):
+        for B in itertools.combinations(range(n), k):
+            if len(out) >= limit:
+                return out, total
+            out.append(B)
+    return out, total
+
+
+def prompt_family_certificates(hmm: HMM, sequences: Sequence[Sequence[int]], *,
+                               max_subsets: int = MAX_FAMILY_SUBSETS, first: Sequence[int] | None = None,
+                               stop_early: bool = True, seconds: float | None = None) -> dict:
+    """One no-linear-head certificate per prompt ``u = 1_B`` of Theorem 3.6's family, each
+    checked by :func:`check_no_linear_head_certificate`.
+
+    ``first`` puts one ``B`` ahead of the others (e.g. the construction's); with
+    ``stop_early`` the search stops at the first ``B`` without a certificate (a head may work
+    with that prompt); ``seconds`` bounds the time spent (the result says how many ``B`` were
+    covered). Returns ``{"kind": "no-prompt-in-family", "all": bool, "subsets": total
+    number of nonempty B, "covered": B tried, "certified": B with a checked certificate,
+    "certificates": [{"B": [...], ...}], "uncertified_B": the first B without one or None,
+    "what": ...}``; ``all`` is True only when every nonempty ``B`` has a checked certificate.
+    """
+    n = hmm.num_states
+    subsets, total = _subsets(n, max_subsets)
+    if first is not None and tuple(first) in subsets:
+        subsets.remove(tuple(first))
+        subsets.insert(0, tuple(first))
+    import time
+
+    start = time.perf_counter()
+    certs, missing, covered = [], None, 0
+    for B in subsets:
+        if seconds is not None and covered and time.perf_counter() - start > seconds:
+            break
+        covered += 1
+        u = [Fraction(1) if h in B else Fraction(0) for h in range(n)]
+        cert = find_no_linear_head_certificate(hmm, sequences, prompt=u)
+        ok = cert is not None and check_no_linear_head_certificate(hmm, cert)[0]
+        if not ok:
+            missing = list(B)
+            if stop_early:
+                break
+            continue
+        certs.append({"B": list(B), **cert, "checked": True})
+    every = missing is None and covered == total
+    if every:
+        what = (f"for every one of the {total} prompts u = 1_B (B nonempty) an exact certificate shows that no "
+                "linear head b gives F*(x) = 1(b . Gbar_2(u, e(empty), e(x)) >= 0) on the listed sequences")
+    elif missing is None:
+        what = (f"{len(certs)} of the {total} prompts u = 1_B have a certificate (only {covered} B, smallest "
+                "first, were tried within the budget)")
+    else:
+        what = (f"the prompt u = 1_B with B = {missing} has no certificate on these sequences (some linear head "
+                f"may work with it); {len(certs)} B of the {covered} tried have one")
+    return {"kind": "no-prompt-in-family", "family": "u = 1_B", "all": every, "subsets": total,
+            "covered": covered, "certified": len(certs), "uncertified_B": missing,
+            "certificates": certs, "what": what}
+
+
+def check_prompt_family_certificates(hmm: HMM, evidence: dict) -> tuple[bool, str]:
+    """Recheck a family claim: every listed certificate independently, and, when ``all`` is
+    claimed, that the listed ``B`` are exactly every nonempty subset."""
+    seen = set()
+    for cert in evidence["certificates"]:
+        B = tuple(sorted(int(h) for h in cert["B"]))
+        u = [Fraction(1) if h in B else Fraction(0) for h in range(hmm.num_states)]
+        if [Fraction(v) for v in cert.get("prompt", [])] != u:
+            return False, f"the certificate for B = {list(B)} is not about the prompt 1_B"
+        ok, why = check_no_linear_head_certificate(hmm, cert)
+        if not ok:
+            return False, f"B = {list(B)}: {why}"
+        seen.add(B)
+    if evidence.get("all") and len(seen) != 2 ** hmm.num_states - 1:
+        return False, f"claims every B but certifies {len(seen)} of {2 ** hmm.num_states - 1}"
+    return True, f"{len(seen)} certificates rechecked exactly"

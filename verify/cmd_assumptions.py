@@ -9,7 +9,9 @@ from ..models.exceptions import InputError
 from ..models.hmm import HMM
 from ..models.instances import load_instance
 
-from . import assumptions as asm
+from . import rationalized
+from .rationalized import rationalized_source
+from .registry import check_assumptions
 from .cmd_theorem import THEOREMS
 from .render import console, emit_json
 
@@ -22,13 +24,12 @@ def add_parser(sub) -> None:
     p.add_argument("id", metavar="ID", help="one of " + ", ".join(THEOREMS))
     p.add_argument("--hmm", metavar="FILE", required=True, help="instance file (SPEC section 3)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    rationalized.add_option(p)
     p.set_defaults(run=run)
 
 
 def vanilla_assumptions(hmm: HMM, theorem_id: str) -> dict:
-    checks = {"3.3": {"3.1": asm.check_31, "3.2": asm.check_32},
-              "3.6": {"3.2": asm.check_32, "3.5": asm.check_35}}[theorem_id]
-    out = {name: fn(hmm) for name, fn in checks.items()}
+    out = check_assumptions(hmm, theorem_id)
     for v in out.values():
         v.pop("_sets", None)
     return out
@@ -37,7 +38,10 @@ def vanilla_assumptions(hmm: HMM, theorem_id: str) -> dict:
 def run(args) -> int:
     if args.id not in THEOREMS:
         raise InputError(f"theorem {args.id!r}: expected one of {', '.join(THEOREMS)}")
-    model = load_instance(args.hmm, exact=True)
+    model, conversion = rationalized_source(args.hmm, args.rationalize)
+    if conversion is None:
+        with rationalized.hinting_float_models(None):
+            model = load_instance(args.hmm, exact=True)
     if args.id in ("3.3", "3.6"):
         if not isinstance(model, HMM):
             raise InputError(f"{args.hmm}: Theorem {args.id} is about vanilla HMMs, found kind 'memory-hmm'")
@@ -50,10 +54,14 @@ def run(args) -> int:
         results = memory_assumptions.check_all(model, args.id)
     holds = all(v["holds"] for v in results.values())
     result = {"theorem": args.id, "holds": holds, "assumptions": results, "source": args.hmm}
+    if conversion is not None:
+        result["rationalized"] = conversion.to_dict()
     if args.json:
         emit_json(result)
     else:
         out = console()
+        if conversion is not None:
+            out.print(conversion.describe())
         for name, a in results.items():
             out.print(f"Assumption {name}: {'holds' if a['holds'] else '[red]fails[/red]'}: {a['why']}")
     return 0 if holds else 3

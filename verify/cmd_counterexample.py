@@ -2,28 +2,33 @@
 
 Builds (or reads) an instance on which the theorem's key assumption fails and prints checkable
 evidence of what goes wrong: for Theorem 3.3 a Motzkin certificate that no linear head fits
-``F*`` (checked exactly and independently); for 3.6 the requirement no basis set meets, with
-the best accuracy a numerically optimized prompt and head reach (a search, not a proof); for
-3.2 the step of the construction that breaks. Exit 3 when an assumption fails (evidence
-printed), 0 when every assumption holds (nothing to refute), 2 on bad input.
+``F*`` (checked exactly and independently); for 3.6 the requirement no basis set meets, the
+paper's recipe applied without it (checked exactly), a certificate that no head works with its
+prompt and certificates for the prompt family ``u = 1_B``, in seconds; ``--search`` adds a
+numerical search over every prompt (opt-in, with a progress bar), read against the majority
+baseline and the head-only fit. Memory theorems: exact certificates that no ``S*`` exists and
+the construction without it, checked. Exit 3 when an assumption fails (evidence printed), 0
+when every assumption holds (nothing to refute), 2 on bad input.
 """
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..models.exceptions import InputError
-from ..models.generators import prompt_friendly_hmm, task_with_tie
-from ..models.hmm import HMM
+from ..models.families import failing_vanilla_instance
 from ..models.instances import save_instance
-from ..models.rational import round_to_denominator
 
 from .cmd_assumptions import vanilla_assumptions
 from .cmd_theorem import THEOREMS, add_instance_options, check_common
+from .common import check_out_path, check_theorem_flags
 from .render import console, emit_json
-from .vanilla_report import counterexample_for, load_or_generate
+from .search import MAX_STEPS
+from .vanilla_report import counterexample_for, load_or_generate, no_basis_set_evidence
 
-__all__ = ["add_parser", "run", "failing_instance"]
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
@@ -33,40 +38,24 @@ def add_parser(sub) -> None:
     add_instance_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--out", metavar="FILE", default=None, help="save the instance")
+    p.add_argument("--search", action="store_true",
+                   help="Theorem 3.6: also run a numerical search for any prompt + head (opt-in; minutes on "
+                        "large instances)")
+    p.add_argument("--search-steps", type=int, default=150, metavar="N",
+                   help=f"Adam steps per fit of --search (budget, 1..{MAX_STEPS}; default 150)")
     p.set_defaults(run=run, length=None, samples=0)
-
-
-def failing_instance(theorem_id: str, hidden: int, vocab: int, seed: int) -> tuple[HMM, str]:
-    """A generated instance on which the theorem's non-degeneracy assumption fails.
-
-    3.3: the Theorem 3.6 recipe (when ``|H| > |X|`` rank W < |H| automatically; otherwise two
-    columns of ``W`` are made equal). 3.6: the same recipe with dense transition columns, so
-    every one-step reach is all of ``H`` and no independent ``H*`` can cover ``supp(mu)``
-    once ``|H| > |X|``.
-    """
-    rng = np.random.default_rng(seed)
-    hmm, info = prompt_friendly_hmm(hidden, vocab, rng=rng)
-    if theorem_id == "3.3":
-        if hidden <= vocab:
-            W = hmm.W.copy()
-            W[:, 1] = W[:, 0]
-            hmm = HMM(hmm.A, W, hmm.pi0, hmm.mu)
-            return hmm, "Theorem 3.6 recipe with W[:, 1] = W[:, 0], so rank W < |H| (Assumption 3.1 fails)"
-        return hmm, f"Theorem 3.6 recipe; |H| = {hidden} > |X| = {vocab} forces rank W < |H| (Assumption 3.1 fails)"
-    if hidden <= vocab:
-        raise InputError(f"--hidden {hidden}: Assumption 3.5 can only be made to fail generically "
-                         f"with |H| > |X| = {vocab}; use a larger --hidden or --hmm FILE")
-    A = round_to_denominator(rng.random((hidden, hidden)) + 0.05, 100)
-    dense = HMM(A, hmm.W, hmm.pi0)
-    mu = task_with_tie(dense, range(hidden), rng=rng, tie_sequence=info["tie_sequence"])
-    return dense.with_task(mu), ("dense positive A (every column reaches all of H), so H* = H for any B and "
-                                 f"rank W = {vocab} < {hidden}: Assumption 3.5 fails")
 
 
 def run(args) -> int:
     if args.id not in THEOREMS:
         raise InputError(f"theorem {args.id!r}: expected one of {', '.join(THEOREMS)}")
+    check_theorem_flags(args, defaults={"vocab": 10})
+    check_out_path(args.out)
     check_common(args)
+    if not 1 <= args.search_steps <= MAX_STEPS:
+        raise InputError(f"--search-steps {args.search_steps}: expected a value in 1..{MAX_STEPS}")
+    if args.search and args.id != "3.6":
+        raise InputError(f"--search: the numerical search is for Theorem 3.6 (prompt + head), not {args.id}")
     if args.id not in ("3.3", "3.6"):
         from . import memory_report
 
@@ -76,14 +65,14 @@ def run(args) -> int:
             hmm, instance = load_or_generate(args, args.id)
         else:
             hidden = 25 if args.hidden is None else args.hidden
-            hmm, how = failing_instance(args.id, hidden, args.vocab, args.seed)
+            hmm, how = failing_vanilla_instance(args.id, hidden, args.vocab, rng=np.random.default_rng(args.seed))
             instance = {"hidden": hidden, "vocab": args.vocab, "seed": args.seed, "source": "generated",
                         "how": how}
         results = vanilla_assumptions(hmm, args.id)
         failed = {k: v for k, v in results.items() if not v["holds"]}
         result = {"theorem": args.id, "instance": instance, "assumptions": results,
                   "failed": sorted(failed),
-                  "counterexample": counterexample_for(hmm, args.id, failed, seed=args.seed) if failed else None}
+                  "counterexample": _evidence(hmm, args, failed) if failed else None}
         if args.out:
             save_instance(hmm, args.out, meta={"theorem": args.id, "instance": instance})
     if args.json:
@@ -91,6 +80,25 @@ def run(args) -> int:
     else:
         _render(result)
     return 3 if result["failed"] else 0
+
+
+def _evidence(hmm, args, failed: dict) -> dict | None:
+    """The evidence of ``counterexample_for``; for 3.6 with ``--search`` the search too, with a
+    progress bar on a terminal."""
+    if not (args.search and "3.5" in failed):
+        return counterexample_for(hmm, args.id, failed, seed=args.seed)
+    bar = None
+    if not args.json and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=2 * args.search_steps, desc="searching prompt + head", file=sys.stderr, leave=False,
+                   unit="step")
+    try:
+        return no_basis_set_evidence(hmm, failed["3.5"], seed=args.seed, search=True,
+                                     search_steps=args.search_steps, progress=None if bar is None else bar.update)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _render(result: dict) -> None:

@@ -17,14 +17,14 @@ NAME = "experiment"
 
 
 def _positive(text: str) -> int:
-    from ..models.exceptions import InputError
-
+    # argparse shows an ArgumentTypeError's own message (a ValueError would read
+    # "invalid _positive value")
     try:
         value = int(text)
     except ValueError:
-        raise InputError(f"--trials: expected a positive integer, found {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}") from None
     if value < 1:
-        raise InputError(f"--trials: expected a positive integer, found {value}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {value}")
     return value
 
 
@@ -51,9 +51,14 @@ def run(args: argparse.Namespace) -> int:
     from .experiment import run_experiment
     from .render import console, emit_json
 
+    from ..models.mlm import cache_dir
+    from .common import check_out_dir
+
+    out = args.out or f"runs/{args.name}-{args.scale}"
+    check_out_dir(out, flag="--out")                        # before any work (SPEC section 2)
+    check_out_dir(str(cache_dir()), flag="the model cache ($HEADPROMPT_CACHE)")
     device = resolve_device(args.device)
     t0 = time.perf_counter()
-    out = args.out or f"runs/{args.name}-{args.scale}"
     import torch
 
     threads = torch.get_num_threads()

@@ -20,18 +20,21 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..constructions.linalg import nullspace_vector, rank
-from ..constructions.memory import (find_recoverable_states, pivot_columns, relevant_columns)
+from ..models.linalg import nullspace_vector, pivot_columns, rank
+from ..constructions.memory import find_recoverable_states
+from ..constructions.span import relevant_columns
 from ..models.exceptions import InputError
 from ..models.hmm import HMM, MemoryHMM
 from ..models.rational import format_fraction
 
 from . import assumptions as asm
+from .registry import THEOREMS
 
 __all__ = ["check_32", "check_42", "check_44", "check_45", "check_c5", "check_all",
            "THEOREM_ASSUMPTIONS"]
 
-THEOREM_ASSUMPTIONS = {"4.3": ("3.2", "4.2"), "4.6": ("4.4", "4.5"), "C.6": ("4.4", "C.5")}
+# the memory theorems' assumptions, read from the one registry (verify/registry.py)
+THEOREM_ASSUMPTIONS = {tid: spec.assumptions for tid, spec in THEOREMS.items() if spec.memory}
 
 
 def _fmt(values) -> list[str]:
@@ -54,7 +57,7 @@ def check_44(mhmm: MemoryHMM) -> dict:
     reg = check_32(mhmm)
     if not reg["holds"]:
         return {**reg, "why": "Assumption 3.2 fails: " + reg["why"]}
-    image = mhmm.A.dot(mhmm.pi0)
+    image = mhmm.hidden_marginal_1()                  # P[H_1] = A P[H_0]
     diff = [image[h] - mhmm.pi0[h] for h in range(mhmm.num_states)]
     if any(d != 0 for d in diff):
         h = next(k for k, d in enumerate(diff) if d != 0)
@@ -126,8 +129,15 @@ def check_c5(mhmm: MemoryHMM, name: str = "C.5") -> dict:
     """Assumption C.5 (4.5 when there is one cell): non-degeneracy with ``m in supp(mu)``."""
     support = _support_of_mu(mhmm)
     if not support:
-        return {"holds": False, "why": "mu = 0: supp(mu) is empty, so there is nothing to recover "
-                                       "(and the prompt of eq. C.6 would be 0)"}
+        # mu = 0 (README, "mu = 0"): no column is restricted, so the condition holds vacuously
+        # for every S*; S* = all syntax states makes R as large as it can be. Same reading as
+        # Assumption 3.5 with supp(mu) empty (B = H* = []).
+        j, S = mhmm.target_cell, mhmm.syntax_states
+        H_star = [j * S + s for s in range(S)]
+        return {"holds": True, "S_star": list(range(S)), "H_star": H_star, "target_cell": j,
+                "why": f"mu = 0: supp(mu) is empty, so Assumption {name} holds vacuously (no columns W_(m,h) "
+                       f"with m in supp(mu) to recover; S* = all syntax states, H* = {H_star}); "
+                       "F* = 1 on every sequence, so any check of this task is vacuous"}
     return _nondegeneracy(mhmm, name, support)
 
 
@@ -154,5 +164,6 @@ def check_all(model, theorem_id: str) -> dict:
                          "(use theorem 3.3 or 3.6)")
     if theorem_id not in THEOREM_ASSUMPTIONS:
         raise InputError(f"theorem {theorem_id!r}: expected one of {', '.join(THEOREM_ASSUMPTIONS)}")
-    fns = {"3.2": check_32, "4.2": check_42, "4.4": check_44, "4.5": check_45, "C.5": check_c5}
-    return {name: fns[name](model) for name in THEOREM_ASSUMPTIONS[theorem_id]}
+    from .registry import check_assumptions
+
+    return check_assumptions(model, theorem_id)

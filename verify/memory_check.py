@@ -36,11 +36,12 @@ from typing import Iterable, Sequence
 import flint
 import numpy as np
 
-from ..constructions.memory import AttentionWitness, attention
+from ..constructions.witnesses import AttentionWitness
 from ..models import inference_bounds as ib
+from ..models.attention import attention
 from ..models import inference_exact as ie
 from ..models import inference_float as iff
-from ..models.exceptions import InputError
+from ..models.exceptions import InputError, InternalError
 from ..models.hmm import MemoryHMM
 from ..models.inference_exact import integer_hmm, scaled_integer_vector
 
@@ -460,14 +461,14 @@ def decide_direct(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence[i
 
 def cross_check(mhmm, witness, H_star, sequences, *, count: int = 20, seed: int = 0) -> int:
     """Recompute a random sample of exact decisions the direct way; a mismatch is an internal
-    error and raises ``RuntimeError``. Returns the number compared."""
+    error and raises ``InternalError``. Returns the number compared."""
     sample = random.Random(seed).sample(list(sequences), min(count, len(sequences)))
     fast = check_sequences(mhmm, witness, H_star, sample, keep=True, evaluate_outside_R=True)
     for d in fast.decisions:
         slow = decide_direct(mhmm, witness, H_star, d.sequence)
         if (d.possible, d.Z, d.expected, d.got, d.attended) != (slow.possible, slow.Z, slow.expected,
                                                                  slow.got, slow.attended):
-            raise RuntimeError(f"internal error: fast and direct checks differ on {list(d.sequence)}")
+            raise InternalError(f"fast and direct checks differ on {list(d.sequence)}")
     return len(sample)
 
 

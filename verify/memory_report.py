@@ -7,23 +7,25 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..constructions import witnesses
 from ..constructions.memory import AttentionWitness, theorem_43_witness, theorem_c6_witness
-from ..constructions.vanilla import ConstructionError
 from ..models import inference_exact as ie
-from ..models.exceptions import InputError, InstanceFileError
-from ..models.generators import stationary_distribution
+from ..models.exceptions import ConstructionError, InputError
+from ..models.memory_generators import break_nondegeneracy, generate_instance
 from ..models.hmm import MemoryHMM
-from ..models.instances import read_json, save_instance
-from ..models.rational import fraction_array, format_array
+from ..models.instances import save_instance
+from ..models.limits import check_lifted_states
+from ..models.rational import format_array
 from ..models.sampling import sample
 
 from . import memory_assumptions as masm
 from . import sequences as seqs
-from .memory_check import check_sequences, cross_check, identity_check
+from .memory_check import check_sequences, cross_check, decide_direct, identity_check
 from .render import progress_bar
-from .common import load_task_instance, settle_verdict
+from .common import check_work, label_counts, load_task_instance, settle_verdict
+from .rationalized import rationalized_source
 
-__all__ = ["theorem", "render", "counterexample", "generate_instance", "read_witness",
+__all__ = ["theorem", "render", "counterexample", "generate_instance", "read_witness", "zero_task_witness",
            "break_nondegeneracy", "sequence_set"]
 
 DEFAULTS = {"memory": 3, "hidden": 3, "cells": {"4.3": 2, "4.6": 1, "C.6": 2}}
@@ -31,175 +33,19 @@ DEFAULTS = {"memory": 3, "hidden": 3, "cells": {"4.3": 2, "4.6": 1, "C.6": 2}}
 
 # ---------------------------------------------------------------- generated instances
 
-def _stochastic(rng: np.random.Generator, size: int, lo: int = 1, hi: int = 9) -> list[Fraction]:
-    w = [int(v) for v in rng.integers(lo, hi + 1, size=size)]
-    return [Fraction(v, sum(w)) for v in w]
-
-
-def generate_instance(theorem_id: str, memory: int, cells: int, syntax: int, vocab: int, *,
-                      rng: np.random.Generator) -> tuple[MemoryHMM, dict]:
-    """An exact memory HMM satisfying the theorem's assumptions by construction, with ``R``
-    nonempty on a good share of sampled sequences.
-
-    Recipe (``H* = {j*} x {0}``, ``M'`` = all values for 4.3, a random ``M* = supp(mu)`` of
-    ``max(1, |M| - 1)`` values for 4.6/C.6): tokens split into a recoverable block ``T*`` of
-    ``|M'| + 1`` tokens (``|M'|`` when the vocabulary is tight), a trigger token and filler
-    tokens. ``W_(m, (j*, 0))``, ``m in M'``, are random positive on ``T*``; a trigger state
-    ``h_t`` (``(j*, 1)``, or a state of another cell) emits the trigger token (only it does) and
-    moves to ``(j*, 0)`` surely, so ``x_{i-1} = trigger`` puts ``i`` in ``Z``; every other column
-    is ``eps w0 + (1 - eps) r`` with one fixed direction ``w0`` on ``T*`` and random ``r`` on the
-    fillers, so the spans meet only in 0 by an exact rank condition (checked). For 4.6/C.6 the
-    columns ``W_(m, (j*, 0))``, ``m not in M*``, are random over all tokens (so Assumption 4.2
-    typically fails while 4.5/C.5 hold) and ``P[H_0]`` is the exact stationary distribution.
-    ``A`` has a cycle through all states plus a self-loop (ergodic); ``mu`` is integer on
-    ``M'`` with one coordinate moved to make an exact tie on a sequence in ``R``.
-
-    Raises:
-        InputError: sizes that cannot satisfy the assumptions (naming the limit).
-    """
-    M, N, S, X = memory, cells, syntax, vocab
-    prompt = theorem_id != "4.3"
-    if theorem_id == "4.6" and N != 1:
-        raise InputError(f"--cells {N}: Theorem 4.6 is about one memory cell (use C.6 for several)")
-    j_star = int(rng.integers(N))
-    n = N * S
-    h_star = j_star * S
-    M_rec = list(range(M)) if not prompt else sorted(int(m) for m in rng.choice(M, size=max(1, M - 1), replace=False))
-    k = len(M_rec)
-    if X < k + 2 and n > 1:
-        raise InputError(f"--vocab {X}: recoverable columns for {k} memory values need at least {k + 2} tokens "
-                         "(k independent columns, a trigger and a filler token); raise --vocab or lower --memory")
-    if n > 1 and X < k:
-        raise InputError(f"--vocab {X}: need at least {k} tokens")
-    leak = X >= k + 3
-    T_star = list(range(k + 1 if leak else k))
-    trigger = len(T_star)
-    fillers = list(range(trigger + 1, X))
-    h_t = None
-    if n > 1:
-        h_t = j_star * S + 1 if S >= 2 else ((j_star + 1) % N) * S
-    # transitions: a cycle through all states with h_t -> h_star, a self-loop off h_t
-    order = [h for h in rng.permutation(n).tolist() if h not in (h_t, h_star)]
-    cycle = ([h_t, h_star] if h_t is not None else [h_star]) + order
-    nxt = {cycle[i]: cycle[(i + 1) % len(cycle)] for i in range(len(cycle))}
-    loop = next((h for h in cycle if h != h_t), h_star)
-    A = np.full((n, n), Fraction(0), dtype=object)
-    for h in range(n):
-        if h == h_t:
-            A[h_star, h] = Fraction(1)
-            continue
-        support = {nxt[h]} | ({h} if h == loop else set())
-        extra = [g for g in rng.permutation(n).tolist() if g not in support]
-        support |= set(extra[:max(0, 2 - len(support) + 1)])
-        for g, p in zip(sorted(support), _stochastic(rng, len(support))):
-            A[g, h] = p
-    w0 = _stochastic(rng, len(T_star))
-    for attempt in range(50):
-        W = np.full((X, M, n), Fraction(0), dtype=object)
-        for m in range(M):
-            for h in range(n):
-                if h == h_star and m in M_rec:
-                    col = dict(zip(T_star, _stochastic(rng, len(T_star))))
-                elif h == h_star:                          # m outside M*: anything but the trigger
-                    others = [z for z in range(X) if z != trigger] if n > 1 else list(range(X))
-                    col = dict(zip(others, _stochastic(rng, len(others))))
-                else:
-                    eps = Fraction(int(rng.integers(1, 4)), 20) if leak else Fraction(0)
-                    p_trig = Fraction(int(rng.integers(3, 8)), 10) if h == h_t else Fraction(0)
-                    r = _stochastic(rng, len(fillers)) if fillers else []
-                    col = {z: eps * w for z, w in zip(T_star, w0)}
-                    rest = 1 - eps - p_trig
-                    if not fillers:
-                        p_trig += rest
-                        rest = Fraction(0)
-                    for z, p in zip(fillers, r):
-                        col[z] = col.get(z, Fraction(0)) + rest * p
-                    if p_trig:
-                        col[trigger] = p_trig
-                for z, p in col.items():
-                    W[z, m, h] += p
-        pM = _stochastic(rng, M ** N)
-        pi0 = _stochastic(rng, n)
-        model = MemoryHMM(N, M, S, A, W, np.array(pi0, dtype=object), np.array(pM, dtype=object),
-                          None, j_star)
-        if prompt:
-            model = MemoryHMM(N, M, S, A, W, stationary_distribution(A), model.pM, None, j_star)
-        mu = np.array([Fraction(0)] * M, dtype=object)
-        for m in M_rec:
-            mu[m] = Fraction(int(rng.choice([-5, -4, -3, -2, -1, 1, 2, 3, 4, 5])))
-        model = MemoryHMM(N, M, S, model.A, model.W, model.pi0, model.pM, mu, j_star)
-        check = masm.check_c5(model) if prompt else masm.check_42(model)
-        if check["holds"]:
-            break
-    else:  # pragma: no cover - probability zero
-        raise InputError("could not draw emission columns satisfying the non-degeneracy assumption")
-    tie = _tie_sequence(model, trigger, rng) if h_t is not None else [int(rng.integers(X))]
-    post = ie.memory_posterior(model, tie)
-    support = [m for m in M_rec if post[m] != 0]
-    if support:
-        kk = max(support, key=lambda m: post[m])
-        new = mu[kk] - sum(mu[m] * post[m] for m in M_rec) / post[kk]
-        if new != 0:
-            mu[kk] = new
-            model = MemoryHMM(N, M, S, model.A, model.W, model.pi0, model.pM, mu, j_star)
-    what = ("Assumptions 3.2 and 4.2" if not prompt else f"Assumptions 4.4 and {'4.5' if theorem_id == '4.6' else 'C.5'}")
-    return model, {"recipe": f"generated to satisfy {what}: H* = {{{j_star}}} x {{0}}, trigger token {trigger} "
-                             f"(state {h_t}) moves to H* surely, recoverable block T* = {T_star}, filler tokens "
-                             f"{fillers}, shared leak direction on T*, ergodic A" +
-                             (", stationary P[H_0], mu sparse on M*" if prompt else "") +
-                             ", mu with an exact tie",
-                   "tie_sequence": tie, "trigger": trigger, "target_cell": j_star}
-
-
-def _tie_sequence(model: MemoryHMM, trigger: int, rng: np.random.Generator) -> list[int]:
-    """A possible short sequence with the trigger token first (so the next position is in Z)."""
-    tokens, _, _ = sample(model.to_float(), 200, 4, rng=rng)
-    for row in tokens:
-        seq = [trigger] + [int(z) for z in row[1:]]
-        if sum(ie.memory_posterior(model, seq, 0)) > 0 and ie.posterior_h0(model.lift(), seq)[0] is not None:
-            if any(v != 0 for v in ie.posterior_h0(model.lift(), seq)):
-                return seq
-    return [trigger, trigger]                              # pragma: no cover
-
-
-def break_nondegeneracy(model: MemoryHMM, prompt: bool) -> tuple[MemoryHMM, str]:
-    """The same instance with the target cell's columns made degenerate, so that every syntax
-    state fails non-degeneracy alone (hence no ``S*`` exists).
-
-    Raises:
-        InputError: when the sizes leave nothing to break (one column in all).
-    """
-    W = model.W.copy()
-    S, j = model.syntax_states, model.target_cell
-    M_rec = [m for m in range(model.memory_values) if not prompt or model.mu[m] != 0]
-    if len(M_rec) >= 2:
-        for s in range(S):
-            W[:, M_rec[1], j * S + s] = W[:, M_rec[0], j * S + s]
-        how = f"W_(m={M_rec[1]}, h) := W_(m={M_rec[0]}, h) for every h in the target cell (dependent columns)"
-    elif S >= 2:
-        m = M_rec[0]
-        for s in range(S):
-            W[:, m, j * S + s] = W[:, m, j * S + (s + 1) % S] if s == 0 else W[:, m, j * S]
-        how = "every syntax state of the target cell emits the same column (shared spans)"
-    elif model.cells >= 2:
-        m = M_rec[0]
-        W[:, m, j * S] = W[:, 0, ((j + 1) % model.cells) * S]
-        how = "the target cell's column equals a column of another cell (shared span)"
-    else:
-        raise InputError("a single emission column is always non-degenerate; use more memory values or states")
-    return MemoryHMM(model.cells, model.memory_values, model.syntax_states, model.A, W, model.pi0, model.pM,
-                     model.mu, model.target_cell, model.pM_cells), how
-
-
 # ---------------------------------------------------------------- instance and witness input
 
 def _sizes(args, tid: str) -> tuple[int, int, int]:
     memory = args.memory if args.memory is not None else DEFAULTS["memory"]
     cells = args.cells if args.cells is not None else DEFAULTS["cells"][tid]
     syntax = args.hidden if args.hidden is not None else DEFAULTS["hidden"]
-    if memory ** cells * cells * syntax > 400:
-        raise InputError(f"--memory {memory} --cells {cells} --hidden {syntax}: the lifted chain would have "
-                         f"{memory ** cells * cells * syntax} states; the limit is 400")
+    typed = [f"--{name} {v}" for name, v in (("memory", args.memory), ("cells", args.cells), ("hidden", args.hidden))
+             if v is not None]
+    left = [f"--{name} {v}" for name, v, given in (("memory", memory, args.memory), ("cells", cells, args.cells),
+                                                   ("hidden", syntax, args.hidden)) if given is None]
+    given = " ".join(typed) + (f" (with the default {', '.join(left)})" if left and typed else "")
+    check_lifted_states(memory, cells, syntax, mode="exact", where="verify theorem " + tid,
+                        given=given or f"the defaults {', '.join(left)}", float_hint=False)
     return memory, cells, syntax
 
 
@@ -207,62 +53,42 @@ def load_or_generate(args, tid: str) -> tuple[MemoryHMM, dict]:
     """The instance to check and the ``instance`` block of the report."""
     given = getattr(args, "model", None)
     if args.hmm or given is not None:
-        model = load_task_instance(args.hmm or given, tid, memory=True)
+        source, conversion = rationalized_source(args.hmm or given, getattr(args, "rationalize", None))
+        model = load_task_instance(source, tid, memory=True)
         if tid == "4.6" and model.cells != 1:
             raise InputError(f"{args.hmm or 'the instance'}: Theorem 4.6 is about one memory cell; the "
                              f"instance has {model.cells} (use C.6)")
         info = {"source": args.hmm or "object"}
+        if conversion is not None:
+            info["rationalized"] = conversion.to_dict()
     else:
         memory, cells, syntax = _sizes(args, tid)
         model, gen = generate_instance(tid, memory, cells, syntax, args.vocab, rng=np.random.default_rng(args.seed))
-        info = {"source": "generated", "how": gen["recipe"], "tie_sequence": gen["tie_sequence"]}
+        info = {"source": "generated", "how": gen["recipe"], "tie_sequence": gen["tie_sequence"],
+                "label_shares": gen["label_shares"]}
     return model, {"cells": model.cells, "memory": model.memory_values, "syntax_states": model.syntax_states,
                    "hidden": model.num_states, "vocab": model.num_tokens, "target_cell": model.target_cell,
                    "lifted_states": model.lift().num_states, "seed": args.seed, **info}
 
 
-def _matrix(data, key, shape, path):
-    if key not in data:
-        raise InstanceFileError(f"{path}: the witness needs {key!r}")
-    arr = fraction_array(data[key], name=f"{path}: {key}")
-    if shape is not None and arr.shape != shape:
-        raise InstanceFileError(f"{path}: {key} has shape {arr.shape}, expected {shape}")
-    return arr
+def zero_task_witness(model: MemoryHMM, tid: str) -> AttentionWitness:
+    """The witness for the task ``mu = 0`` (README, "mu = 0"): ``F* = 1(0 >= 0) = 1`` on every
+    sequence, and the construction's head, whose value weights are proportional to ``mu``,
+    is the zero head (zero prompt, query, keys and values), whose output ``1(0 >= 0) = 1``
+    agrees everywhere. The report then says the check is vacuous (one label)."""
+    n, X, M = model.num_states, model.num_tokens, model.memory_values
+    zeros = lambda *shape: np.full(shape, Fraction(0), dtype=object)      # noqa: E731
+    return AttentionWitness(q=zeros(n + 1), Theta_K=zeros(n + 1, X), beta=zeros(1, n + 1),
+                            Theta_V=zeros(M * n, X), b=zeros(M * n), u=zeros(model.lift().num_states),
+                            theorem=tid, notes=("mu = 0: F* = 1 on every sequence; the construction's head is "
+                                                "proportional to mu, so it is the zero head (F = 1(0 >= 0) = 1)",))
 
 
 def read_witness(path: str, tid: str, model: MemoryHMM) -> tuple[AttentionWitness, list[int] | None]:
     """A witness file (SPEC section 3) as an :class:`AttentionWitness`, validated against the
-    instance; an optional ``"H_star"`` (flattened states) fixes the ``H*`` of ``R``."""
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise InstanceFileError(f"{path}: expected a JSON object")
-    if isinstance(data.get("witness"), dict):
-        data = data["witness"]
-    if str(data.get("theorem", tid)) != tid:
-        raise InstanceFileError(f"{path}: witness is for theorem {data.get('theorem')!r}, not {tid}")
-    n, X, M = model.num_states, model.num_tokens, model.memory_values
-    q = _matrix(data, "q", (n + 1,), path)
-    K = _matrix(data, "Theta_K", (n + 1, X), path)
-    beta = _matrix(data, "beta", None, path)
-    if beta.ndim != 2 or beta.shape[1] != n + 1 or beta.shape[0] < 1:
-        raise InstanceFileError(f"{path}: beta has shape {beta.shape}, expected rows of length {n + 1} (|H| + 1)")
-    V = _matrix(data, "Theta_V", (M * n, X), path)
-    b = _matrix(data, "b", (M * n,), path)
-    u = None
-    if tid != "4.3":
-        L = model.lift().num_states
-        u = _matrix(data, "u", (L,), path)
-        if any(v < 0 or v > 1 for v in u):
-            raise InstanceFileError(f"{path}: u must lie in [0, 1]^{L} (an emission column over lifted states)")
-    H_star = None
-    if "H_star" in data:
-        try:
-            H_star = sorted(int(Fraction(str(v))) for v in data["H_star"])
-        except (TypeError, ValueError):
-            raise InstanceFileError(f"{path}: H_star must be a list of hidden-state indices") from None
-        if any(not 0 <= h < n for h in H_star):
-            raise InstanceFileError(f"{path}: H_star holds a state outside 0..{n - 1}")
-    return AttentionWitness(q=q, Theta_K=K, beta=beta, Theta_V=V, b=b, u=u, theorem=tid), H_star
+    instance; an optional ``"H_star"`` (flattened states) fixes the ``H*`` of ``R``
+    (:func:`headprompt.constructions.witnesses.read_witness`, the one reader)."""
+    return witnesses.read_witness(path, tid, model)
 
 
 def sequence_set(args, model: MemoryHMM, extra=()) -> tuple[list[tuple[int, ...]], str, int]:
@@ -284,7 +110,7 @@ def sequence_set(args, model: MemoryHMM, extra=()) -> tuple[list[tuple[int, ...]
 
 def _verify_evidence(model: MemoryHMM, evidence: list, memory_subset) -> bool:
     """Recheck each singleton certificate exactly from the instance."""
-    from ..constructions.memory import relevant_columns
+    from ..constructions.span import relevant_columns
 
     for e in evidence:
         U_labels, rest = relevant_columns(model, [e["s"]], memory_subset)
@@ -309,7 +135,36 @@ def _verify_evidence(model: MemoryHMM, evidence: list, memory_subset) -> bool:
     return True
 
 
+def construction_evidence(model: MemoryHMM, tid: str) -> dict:
+    """What breaks: "the construction" (the paper's builder, or its recipe with ``S* = {0}`` and
+    pseudo-inverses when no ``S*`` exists; ``constructions/relaxed.py``) checked exactly on every
+    sequence of length <= 3 (fewer when there would be more than 200), counting only ``R``.
+    Attention heads have no certificate that *no* head works: this is about the construction."""
+    from .explore import construction_check
+
+    L = 3
+    while L > 1 and sum(model.num_tokens ** k for k in range(1, L + 1)) > 200:
+        L -= 1
+    chk = construction_check(model, tid, seqs.exhaustive(model.num_tokens, L))
+    d = chk["disagreement"]
+    what = (f"{chk['how']}: disagrees with F* on {d['sequence']} in R (F* = {d['expected']}, F = {d['got']}; "
+            "checked exactly)" if d is not None else
+            f"{chk['how']}: agrees with F* on all {chk['in_R']} sequences in R of length <= {L}")
+    return {"how": chk["how"], "H_star": chk["H_star"], "checked": chk["checked"], "in_R": chk["in_R"],
+            "agree": chk["agree"], "labels": chk["labels"], "disagreement": d, "what": what,
+            "scope": "evidence about the construction only (no certificate exists that no attention head works)"}
+
+
 def _assumption_counterexample(model: MemoryHMM, tid: str, failed: dict) -> dict:
+    out = _failed_assumption_evidence(model, tid, failed)
+    try:
+        out["construction"] = construction_evidence(model, tid)
+    except ConstructionError as exc:
+        out["construction"] = {"what": f"the construction cannot be carried out: {exc}", "disagreement": None}
+    return out
+
+
+def _failed_assumption_evidence(model: MemoryHMM, tid: str, failed: dict) -> dict:
     name = next((k for k in ("4.2", "4.5", "C.5") if k in failed), None)
     if name is not None:
         ev = failed[name].get("evidence")
@@ -320,7 +175,8 @@ def _assumption_counterexample(model: MemoryHMM, tid: str, failed: dict) -> dict
                     "checked": ok,
                     "note": "each syntax state s of the target cell carries an exact certificate that S* = {s} "
                             "fails; a failing s makes every S* containing it fail, so no H* exists and the "
-                            "construction of Appendix C cannot start"}
+                            "construction of Appendix C cannot start as written (see 'construction' for the "
+                            "recipe applied anyway)"}
         return {"kind": "construction-breaks", "what": failed[name]["why"]}
     other = next(iter(failed))
     return {"kind": "construction-breaks", "what": failed[other]["why"],
@@ -331,11 +187,12 @@ def theorem(args) -> dict:
     """The report dict of ``verify theorem 4.3|4.6|C.6`` (SPEC section 4)."""
     tid = args.id
     model, instance = load_or_generate(args, tid)
+    check_work(args, model)
     results = masm.check_all(model, tid)
     failed = {k: v for k, v in results.items() if not v["holds"]}
-    report = {"theorem": tid, "verdict": None, "mode": args.mode, "instance": instance,
-              "assumptions": results, "witness": None, "identity": None, "sequences": None,
-              "counterexample": None}
+    report = {"theorem": tid, "verdict": None, "mode": args.mode, "certified": args.mode != "float",
+              "instance": instance, "assumptions": results, "witness": None, "identity": None,
+              "sequences": None, "labels": None, "vacuous": None, "counterexample": None}
     nondeg = results.get("4.2") or results.get("4.5") or results.get("C.5")
     H_star = nondeg.get("H_star") if nondeg and nondeg["holds"] else None
     witness, construction_error = None, None
@@ -345,6 +202,8 @@ def theorem(args) -> dict:
         if H_star is None:
             raise InputError(f"{args.witness}: R (eq. 4.3) needs a set H*, and the non-degeneracy assumption "
                              "finds none on this instance; add \"H_star\" (flattened hidden states) to the witness")
+    elif not failed and tid != "4.3" and all(v == 0 for v in model.mu):
+        witness = zero_task_witness(model, tid)
     elif not failed:
         try:
             S_star = nondeg["S_star"]
@@ -361,10 +220,12 @@ def theorem(args) -> dict:
         report["identity"] = identity_check(model, witness, H_star)
         extra = [instance["tie_sequence"]] if instance.get("tie_sequence") else []
         sequences, how, length = sequence_set(args, model, extra)
-        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}")
-        res = check_sequences(model, witness, H_star, sequences, mode=args.mode, progress=tick)
+        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False))
+        res = check_sequences(model, witness, H_star, sequences, mode=args.mode, progress=tick, keep=True)
         if bar is not None:
             bar.close()
+        report.update(label_counts([d.expected for d in res.decisions if d.in_R]))
+        res.decisions = []
         if args.mode != "float":
             cross_check(model, witness, H_star, sequences, count=10, seed=args.seed)
         report["sequences"] = {"checked": res.checked, "agree": res.agree, "in_R": res.in_R,
@@ -383,6 +244,11 @@ def theorem(args) -> dict:
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
                                         "expected": d.expected, "got": d.got,
                                         "attended": list(d.attended), "Z": list(d.Z)}
+            if args.mode == "float":                  # say whether the float disagreement is real
+                e = decide_direct(model, witness, H_star, d.sequence)
+                report["counterexample"]["exact_check"] = {
+                    "expected": e.expected, "got": e.got, "in_R": e.in_R,
+                    "disagrees": bool(e.in_R and e.expected != e.got)}
     failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
                             construction_error=construction_error)
     if report["verdict"] == "assumptions-fail":
@@ -421,7 +287,7 @@ def counterexample(args) -> dict:
 
 def render(result: dict) -> None:
     """A readable report of a memory-theorem result dict."""
-    from .render import console, print_header
+    from .render import console, print_header, print_labels
 
     out = console()
     print_header(out, result)
@@ -444,17 +310,25 @@ def render(result: dict) -> None:
                   + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
                      if s.get("decided_by") else "")
                   + ("" if s["certified"] else " [uncertified float verdicts]"))
+    print_labels(out, result)
     ce = result.get("counterexample")
     if ce:
         out.print(f"[bold]counterexample[/bold] ({ce['kind']}):")
         if ce["kind"] == "disagreement":
             out.print(f"  sequence {ce['sequence']}: F*(x) = {ce['expected']} but F(x) = {ce['got']} "
                       f"(attended {ce['attended']}, Z = {ce['Z']})")
+            if "exact_check" in ce:
+                ex = ce["exact_check"]
+                out.print("  checked exactly: " + ("a real disagreement" if ex["disagrees"] else
+                          f"NOT a disagreement (exact F*(x) = {ex['expected']}, F(x) = {ex['got']}); "
+                          "the float verdict was wrong"))
         else:
             out.print(f"  {ce.get('what', '')}")
             for e in ce.get("evidence", []) if isinstance(ce.get("evidence"), list) else []:
                 out.print(f"  s = {e['s']}: {e['kind']}: {e.get('what', '')}")
             if "checked" in ce:
                 out.print(f"  certificates rechecked independently: {ce['checked']}")
+            if isinstance(ce.get("construction"), dict):
+                out.print(f"  construction: {ce['construction']['what']}")
     if "seconds" in result:
         out.print(f"time: {result['seconds']:.2f} s")

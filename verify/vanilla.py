@@ -70,6 +70,7 @@ class CheckResult:
     identity_agree: int = 0
     exact_fallbacks: int = 0
     decided_by: dict = field(default_factory=dict)      # path -> sequences it decided
+    expected_labels: list = field(default_factory=list)  # F*(x) of each sequence with Pr(x) > 0
     first_disagreement: Decision | None = None
     decisions: list = field(default_factory=list)
 
@@ -206,6 +207,7 @@ def check_sequences(hmm: HMM, theorem: str, b, u, sequences, *, mode: str = "exa
     result.identity_agree = int((identity & possible).sum())
     agree = (expected == got) & possible
     result.agree = int(agree.sum())
+    result.expected_labels = expected[possible].tolist()
     for code, name in enumerate(_PATHS):
         count = int((how == code).sum())
         if count:

@@ -7,9 +7,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from headprompt.constructions.memory import (AttentionWitness, attention, find_recoverable_states, softmax_attention,
-                                  span_decomposition, theorem_43_witness, theorem_c6_witness, theta_two)
-from headprompt.constructions.vanilla import ConstructionError
+from headprompt.constructions.memory import find_recoverable_states, theorem_43_witness, theorem_c6_witness
+from headprompt.constructions.span import span_decomposition, theta_two
+from headprompt.constructions.witnesses import AttentionWitness
+from headprompt.models.attention import attention, softmax_attention
+from headprompt.models.exceptions import ConstructionError
 from headprompt.models.hmm import MemoryHMM
 from headprompt.verify import memory_assumptions as masm
 from headprompt.verify.cli import main
@@ -385,7 +387,7 @@ def test_cli_exit_codes_and_replay(capsys, tmp_path):
     data["witness"]["q"] = data["witness"]["q"][:-1]
     bad.write_text(json.dumps(data["witness"]))
     code, _, err = _run(capsys, "theorem", "C.6", "--hmm", str(out), "--witness", str(bad))
-    assert code == 2 and "q has shape" in err and err.count("\n") == 1
+    assert code == 2 and "witness q: expected shape" in err and err.count("\n") == 1
     broken = tmp_path / "broken.json"
     code, _, _ = _run(capsys, "counterexample", "4.3", "--out", str(broken), "--json")
     assert code == 3

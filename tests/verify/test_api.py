@@ -78,12 +78,12 @@ def test_to_dict_is_a_copy():
 
 
 @pytest.mark.parametrize("options, match", [
-    (dict(samples=-1), "samples -1"),
+    (dict(samples=-1), "--samples -1"),
     (dict(mode="fast"), "mode 'fast'"),
-    (dict(seed=-1), "seed -1"),
-    (dict(hidden=0), "hidden 0"),
+    (dict(seed=-1), "--seed -1"),
+    (dict(hidden=0), "--hidden 0"),
     (dict(lenght=4), "unknown option 'lenght'"),
-    (dict(hidden=True), "hidden True"),
+    (dict(hidden=True), "--hidden True"),
 ])
 def test_bad_options_are_input_errors(options, match):
     with pytest.raises(InputError, match=match):
@@ -109,3 +109,18 @@ def test_request_from_namespace_ignores_cli_only_fields():
     ns = argparse.Namespace(id="3.6", json=True, run=None, hidden=5, vocab=3, samples=10)
     req = TheoremRequest.from_namespace(ns)
     assert (req.id, req.hidden, req.vocab, req.samples) == ("3.6", 5, 3, 10)
+
+
+@pytest.mark.parametrize("theorem, options, match", [
+    ("3.3", dict(memory=3), "--memory does not apply to Theorem 3.3"),
+    ("3.6", dict(exhaustive=True, samples=10), "--samples does not apply with --exhaustive"),
+])
+def test_options_that_do_not_apply_are_refused_as_on_the_cli(theorem, options, match):
+    with pytest.raises(InputError, match=match):
+        headprompt.check(None, theorem, **options)
+
+
+def test_sizes_do_not_apply_to_a_given_instance():
+    model = headprompt.HMM.create([[1]], [["1/2"], ["1/2"]], [1], [1])
+    with pytest.raises(InputError, match="--hidden does not apply"):
+        headprompt.check(model, "3.6", hidden=4)

@@ -137,8 +137,8 @@ def test_bad_witness_files(capsys, tmp_path):
     inst = tmp_path / "h.json"
     save_instance(hmm, inst)
     for content, fragment in [({"theorem": "3.6", "b": [1, 2, 3]}, "needs 'u'"),
-                              ({"theorem": "3.6", "u": [1] * 5, "b": [1, 2]}, "b has shape (2,)"),
-                              ({"theorem": "3.6", "u": [2] * 5, "b": [1, 2, 3]}, "[0, 1]^|H|"),
+                              ({"theorem": "3.6", "u": [1] * 5, "b": [1, 2]}, "witness b: expected shape (3,)"),
+                              ({"theorem": "3.6", "u": [2] * 5, "b": [1, 2, 3]}, "expected a value in [0, 1]"),
                               ({"theorem": "3.3", "b": [1, 2, 3]}, "not 3.6")]:
         w = tmp_path / "w.json"
         w.write_text(json.dumps(content))
