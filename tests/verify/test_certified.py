@@ -167,3 +167,17 @@ def test_memory_certified_equals_exact(tid):
             (c.sequence, c.possible, c.Z, c.expected, c.got, c.attended, c.tie)
     assert cert.decided_by.get("bound", 0) > 0.9 * len(seqs)
     assert (exact.in_R, exact.agree, exact.ties) == (cert.in_R, cert.agree, cert.ties)
+
+
+def test_robustness_from_bound_selected_candidates_equals_all_exact(monkeypatch):
+    from headprompt.verify import robustness as rb
+
+    hmm, w, u, lam, info = _vanilla("3.6", 25, 10, seed=0)
+    rng = np.random.default_rng(4)
+    seqs = list(dict.fromkeys(sq.sampled(hmm, 1500, 16, rng=rng) + sq.adversarial(hmm, 80, 16, rng=rng)
+                              + [tuple(info["tie_sequence"])]))
+    fast = rb.robustness_block(hmm, "3.6", w.b, u, seqs)
+    monkeypatch.setattr(rb, "_candidates", lambda *a: (None, a[4], set()))   # every sequence exact
+    slow = rb.robustness_block(hmm, "3.6", w.b, u, seqs)
+    assert fast.pop("counted_sequences") == slow.pop("counted_sequences") == len(seqs)
+    assert fast == slow and fast["zero_margin_sequences"] >= 1
