@@ -106,6 +106,9 @@ def _rescale(v: np.ndarray, ones: np.ndarray) -> np.ndarray:
     return e
 
 
+_LOW, _HIGH = 2.0 ** -256, 2.0 ** 256
+
+
 def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
     """How many steps messages may go between rescalings: each step shrinks a positive entry
     by at most ``a w`` (the smallest positive entries of ``A`` and of the embeddings), and
@@ -130,7 +133,8 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
         beta_{t-1} = 1                    beta_{j-1} = A^T (v_j ⊙ beta_j)
 
     every ``every`` steps (default :func:`rescale_interval`) each row is multiplied by the
-    power of two that moves its sum into ``[1/2, 1)``. Returns a dict with (as asked)
+    power of two that moves its sum into ``[1/2, 1)`` (without ``track``, only when a row sum
+    leaves ``[2^-256, 2^256]``, which saves most rescalings). Returns a dict with (as asked)
     ``pre`` and ``beta`` (``[t, n, H]``, when ``store``; rows of different positions carry
     different powers of two; with ``store_alpha`` the forward array holds ``alpha_j`` instead
     of ``pre_j``, under the key ``alphas``), ``alpha`` (``alpha_{t-1}``, ``[n, H]``), ``beta0``
@@ -150,12 +154,18 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
         shift = {"f": np.zeros(n, dtype=np.int64), "b": np.zeros(n, dtype=np.int64)}
 
     def settle(v: np.ndarray, step: int, direction: str) -> None:
-        """Rescale (and record the guard) at every ``every``-th step and at the last one."""
+        """Rescale (and record the guard) at every ``every``-th step and at the last one; without
+        ``track`` (no bound is claimed), only when a row sum leaves ``[2^-256, 2^256]``."""
+        if not track:
+            sums = v @ ones
+            if step != t - 1 and sums.min() >= _LOW and sums.max() <= _HIGH:
+                return
+            _, e = np.frexp(sums)
+            v *= np.ldexp(1.0, -e)[:, None]
+            return
         if (step + 1) % every and step != t - 1:
             return
         e = _rescale(v, ones)
-        if not track:
-            return
         shift[direction] -= e
         m = v.min(axis=1)
         zero = m == 0
