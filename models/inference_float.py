@@ -133,8 +133,8 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
         beta_{t-1} = 1                    beta_{j-1} = A^T (v_j ⊙ beta_j)
 
     every ``every`` steps (default :func:`rescale_interval`) each row is multiplied by the
-    power of two that moves its sum into ``[1/2, 1)`` (without ``track``, only when a row sum
-    leaves ``[2^-256, 2^256]``, which saves most rescalings). Returns a dict with (as asked)
+    power of two that moves its sum into ``[1/2, 1)`` (with neither ``track`` nor ``every``,
+    only when a row sum leaves ``[2^-256, 2^256]``, which saves most rescalings). Returns a dict with (as asked)
     ``pre`` and ``beta`` (``[t, n, H]``, when ``store``; rows of different positions carry
     different powers of two; with ``store_alpha`` the forward array holds ``alpha_j`` instead
     of ``pre_j``, under the key ``alphas``), ``alpha`` (``alpha_{t-1}``, ``[n, H]``), ``beta0``
@@ -146,6 +146,7 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
     """
     t, n = idx.shape
     H = A.shape[0]
+    adaptive = every is None and not track
     every = rescale_interval(A, table) if every is None else every
     out: dict = {"every": every}
     ones = np.ones(H)
@@ -154,9 +155,10 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
         shift = {"f": np.zeros(n, dtype=np.int64), "b": np.zeros(n, dtype=np.int64)}
 
     def settle(v: np.ndarray, step: int, direction: str) -> None:
-        """Rescale (and record the guard) at every ``every``-th step and at the last one; without
-        ``track`` (no bound is claimed), only when a row sum leaves ``[2^-256, 2^256]``."""
-        if not track:
+        """Rescale (and record the guard) at every ``every``-th step and at the last one; when
+        adaptive (no bound claimed, no interval asked), only when a row sum leaves
+        ``[2^-256, 2^256]``."""
+        if adaptive:
             sums = v @ ones
             if step != t - 1 and sums.min() >= _LOW and sums.max() <= _HIGH:
                 return
@@ -166,6 +168,8 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
         if (step + 1) % every and step != t - 1:
             return
         e = _rescale(v, ones)
+        if not track:
+            return
         shift[direction] -= e
         m = v.min(axis=1)
         zero = m == 0
