@@ -90,7 +90,7 @@ def _dot_backward(hmm: HMM, rows: list, sequences):
             k += 1
         vec = cache[seq[k:]]
         for j in range(k - 1, -1, -1):
-            vec = ih.backward[seq[j]] * vec
+            vec = ih.step_backward(seq[j], vec)
             cache[seq[j:]] = vec
         out.append((seq, [int(x) for x in (R * vec).entries()], step ** len(seq)))
     return den, out
