@@ -22,7 +22,11 @@ from ..models.exceptions import InputError
 from .registry import theorem_spec
 from .requests import TheoremRequest
 
-__all__ = ["check", "load", "run_theorem", "TheoremReport", "EXIT_CODES"]
+__all__ = ["check", "load", "run_theorem", "TheoremReport", "EXIT_CODES", "DETAILS"]
+
+DETAILS = "_details"
+"""Key under which a report builder leaves the checked model, witness and sequences for
+:meth:`TheoremReport.to_frame`; :func:`run_theorem` removes it, so it never reaches JSON."""
 
 # verdict -> exit code of ``verify theorem`` (SPEC section 4): 0, 1 and 3 are proofs; an
 # uncertified (float) run exits 5 whatever its verdict.
@@ -41,6 +45,7 @@ class TheoremReport:
 
     data: dict = field(repr=False)
     request: TheoremRequest = field(repr=False)
+    details: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def verdict(self) -> str:
@@ -58,6 +63,58 @@ class TheoremReport:
         """A deep copy of the report: the object ``verify theorem --json`` prints."""
         return copy.deepcopy(self.data)
 
+    def rows(self) -> list[dict]:
+        """One row per checked sequence (those with ``Pr(x) = 0`` included, marked), decided
+        again the slow, general way, exactly: ``sequence``, ``possible``, ``in_R``, ``F_star``,
+        ``F``, ``agree``, ``tie``, and the margins ``task_margin`` (``mu . P[H_0 | x]``, or
+        ``mu . P[M_j* | x]``) and ``head_margin`` (the head's output before the threshold), as
+        exact ``Fraction`` values. Empty when no witness was checked. Costs about a millisecond
+        per sequence and state (it recomputes every posterior and ``G`` exactly).
+        """
+        from fractions import Fraction
+
+        witness = self.details.get("witness")
+        if witness is None:
+            return []
+        model, out = self.details["model"], []
+        if theorem_spec(self.request.id).memory:
+            from .memory_check import decide_direct
+
+            for seq in self.details["sequences"]:
+                d = decide_direct(model, witness, self.details["H_star"], seq)
+                out.append({"sequence": list(seq), "possible": d.possible, "in_R": d.in_R,
+                            "F_star": d.expected, "F": d.got, "agree": d.in_R and d.expected == d.got,
+                            "tie": d.tie, "task_margin": d.task_margin, "head_margin": d.head_margin})
+            return out
+        from ..models.task import label
+        from .vanilla import margins_direct
+
+        b, u = witness.b, getattr(witness, "u", None)
+        for seq in self.details["sequences"]:
+            star, head, possible = margins_direct(model, self.request.id, b, u, seq)
+            out.append({"sequence": list(seq), "possible": possible, "in_R": possible,
+                        "F_star": label(star), "F": label(head), "agree": possible and label(star) == label(head),
+                        "tie": possible and star == 0, "task_margin": Fraction(star), "head_margin": Fraction(head)})
+        return out
+
+    def to_frame(self):
+        """:meth:`rows` as a pandas DataFrame (``pip install pandas``), the margins as exact
+        ``Fraction`` objects and, beside them, as floats (``task_margin_float``,
+        ``head_margin_float``) for plotting.
+
+        Raises:
+            ImportError: pandas is not installed (the message says how to install it).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("TheoremReport.to_frame needs pandas: pip install pandas") from None
+        frame = pd.DataFrame(self.rows(), columns=["sequence", "possible", "in_R", "F_star", "F", "agree",
+                                                   "tie", "task_margin", "head_margin"])
+        for name in ("task_margin", "head_margin"):
+            frame[f"{name}_float"] = [None if v is None else float(v) for v in frame[name]]
+        return frame
+
     def __repr__(self) -> str:
         seqs = self.data.get("sequences") or {}
         return (f"TheoremReport(theorem={self.data['theorem']!r}, verdict={self.verdict!r}, "
@@ -68,8 +125,9 @@ def run_theorem(request: TheoremRequest) -> TheoremReport:
     """Build the report of one request (the CLI's ``verify theorem`` calls this too)."""
     start = time.perf_counter()
     data = theorem_spec(request.id).report().theorem(request)
+    details = data.pop(DETAILS, {})
     data["seconds"] = round(time.perf_counter() - start, 3)
-    return TheoremReport(data=data, request=request)
+    return TheoremReport(data=data, request=request, details=details)
 
 
 def load(path: str | os.PathLike, *, exact: bool = True):

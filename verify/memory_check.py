@@ -44,6 +44,7 @@ from ..models import inference_float as iff
 from ..models.exceptions import InputError, InternalError
 from ..models.hmm import MemoryHMM
 from ..models.inference_exact import integer_hmm, scaled_integer_vector
+from ..models.task import is_tie, label, task_margin
 
 __all__ = ["MemoryDecision", "MemoryCheckResult", "check_sequences", "region_positions",
            "decide_direct", "identity_check", "FLOAT_TIE_TOLERANCE"]
@@ -61,6 +62,8 @@ class MemoryDecision:
     attended: tuple[int, ...] = ()  # positions of the head's input averaged over
     tie: bool = False               # mu . P[M_j* | x] == 0
     certified_by: str = "exact"
+    task_margin: Fraction | None = None   # mu . P[M_j* | x], exactly (decide_direct only)
+    head_margin: Fraction | None = None   # the head's output before the threshold (decide_direct only)
 
     @property
     def in_R(self) -> bool:
@@ -446,8 +449,8 @@ def decide_direct(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence[i
     if not possible:
         return d
     post = ie.memory_posterior(mhmm, seq)
-    star = sum((Fraction(m) * p for m, p in zip(mhmm.mu, post)), Fraction(0))
-    d.expected, d.tie = int(star >= 0), star == 0
+    star = task_margin([Fraction(m) for m in mhmm.mu], post)
+    d.expected, d.tie, d.task_margin = label(star), is_tie(star), star
     if witness.u is None:
         G = [ie.memory_gbar(mhmm, emb, i) for i in range(len(seq))]
         values = emb
@@ -455,7 +458,7 @@ def decide_direct(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence[i
         G = [ie.prompt_gbar(mhmm, witness.u, seq, i) for i in range(len(seq) + 1)]
         values = [ie.reverse_lift(mhmm, [Fraction(v) for v in witness.u])] + emb
     res = attention(witness, G, values)
-    d.got, d.attended = int(res.output >= 0), res.attended
+    d.got, d.attended, d.head_margin = label(res.output), res.attended, Fraction(res.output)
     return d
 
 

@@ -22,6 +22,7 @@ from . import memory_assumptions as masm
 from . import sequences as seqs
 from .memory_check import check_sequences, cross_check, decide_direct, identity_check
 from .render import progress_bar
+from .api import DETAILS
 from .common import check_work, label_counts, load_task_instance, settle_verdict
 from .rationalized import rationalized_source
 
@@ -259,6 +260,9 @@ def theorem(args) -> dict:
             wd = witness.as_dict()
             wd["H_star"] = list(H_star)
         save_instance(model, args.out, witness=wd, meta={"theorem": tid, "instance": instance})
+    # what TheoremReport.to_frame needs; verify.api.run_theorem takes it out of the dict
+    report[DETAILS] = {"model": model, "witness": witness, "H_star": H_star,
+                       "sequences": sequences if witness is not None else []}
     return report
 
 

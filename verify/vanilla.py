@@ -33,7 +33,7 @@ from ..models.inference_exact import integer_hmm, prior_h1, scaled_integer_vecto
 from ..models.task import label, labels, task_margin
 
 __all__ = ["read_position_prior", "Decision", "CheckResult", "check_sequences", "identity_check",
-           "decide_direct"]
+           "decide_direct", "margins_direct"]
 
 
 def read_position_prior(hmm: HMM, theorem: str, u: Sequence[Fraction] | None) -> np.ndarray:
@@ -287,13 +287,12 @@ def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str):
     return [np.concatenate([p[c] for p in parts]) for c in range(7)], np.concatenate(orders)
 
 
-def decide_direct(hmm: HMM, theorem: str, b, u, seq) -> tuple[int, int, bool]:
-    """``(F*(x), F(x), possible)`` computed the slow, general way: ``ie.posterior_h0`` and
-    ``ie.gbar`` on the actual embedding sequence (``(e(∅), e(x))`` or ``(u, e(∅), e(x))``).
-    Used to cross-check the fast path on a sample and to print counterexamples."""
+def margins_direct(hmm: HMM, theorem: str, b, u, seq) -> tuple[Fraction, Fraction, bool]:
+    """``(mu . P[H_0 | x], b . g(x), possible)`` exactly, the slow, general way:
+    ``ie.posterior_h0`` and ``ie.gbar`` on the actual embedding sequence (``(e(∅), e(x))`` for
+    Theorem 3.3, ``(u, e(∅), e(x))`` for 3.6). ``F*(x)`` and ``F(x)`` are their labels."""
     post = ie.posterior_h0(hmm, seq)
     possible = any(v != 0 for v in post)
-    f_star = label(task_margin(hmm.mu, post))
     rows = {z: list(hmm.W[z]) for z in set(seq)}      # e(z), one object per token
     emb = [rows[z] for z in seq]
     filler = [Fraction(1)] * hmm.num_states          # e(∅): any vector (its own position is ignored)
@@ -301,5 +300,11 @@ def decide_direct(hmm: HMM, theorem: str, b, u, seq) -> tuple[int, int, bool]:
         g = ie.gbar(hmm, [filler] + emb, 0)
     else:
         g = ie.gbar(hmm, [list(u), filler] + emb, 1)
-    f = label(task_margin([Fraction(bb) for bb in b], g))
-    return f_star, f, possible
+    return task_margin(hmm.mu, post), task_margin([Fraction(bb) for bb in b], g), possible
+
+
+def decide_direct(hmm: HMM, theorem: str, b, u, seq) -> tuple[int, int, bool]:
+    """``(F*(x), F(x), possible)`` from :func:`margins_direct`. Used to cross-check the fast
+    path on a sample and to print counterexamples."""
+    star, head, possible = margins_direct(hmm, theorem, b, u, seq)
+    return label(star), label(head), possible

@@ -19,6 +19,7 @@ from .certificates import (check_no_linear_head_certificate, find_no_linear_head
                            prompt_family_certificates)
 from .vanilla import check_sequences, decide_direct, identity_check
 from .render import progress_bar
+from .api import DETAILS
 from .common import check_work, label_counts, load_task_instance, settle_verdict
 from .rationalized import rationalized_source
 from .registry import check_assumptions
@@ -270,6 +271,9 @@ def theorem(args) -> dict:
     if args.out:
         save_instance(hmm, args.out, witness=None if witness is None else witness.as_dict(),
                       meta={"theorem": tid, "instance": instance})
+    # what TheoremReport.to_frame needs; verify.api.run_theorem takes it out of the dict
+    report[DETAILS] = {"model": hmm, "witness": witness,
+                       "sequences": sequences if witness is not None else []}
     return report
 
 

@@ -124,3 +124,33 @@ def test_sizes_do_not_apply_to_a_given_instance():
     model = headprompt.HMM.create([[1]], [["1/2"], ["1/2"]], [1], [1])
     with pytest.raises(InputError, match="--hidden does not apply"):
         headprompt.check(model, "3.6", hidden=4)
+
+
+@pytest.mark.parametrize("theorem", ["3.3", "3.6", "4.6"])
+def test_rows_match_the_report_and_the_brute_force_oracle(theorem):
+    from tests import oracle
+
+    report = headprompt.check(None, theorem, **{**CASES[theorem], "samples": 40})
+    rows = report.rows()
+    counted = [r for r in rows if r["in_R"]]
+    seqs = report.to_dict()["sequences"]
+    assert len(counted) == seqs["in_R"] and sum(r["agree"] for r in counted) == seqs["agree"]
+    labels = report.to_dict()["labels"]
+    assert [sum(r["F_star"] == k for r in counted) for k in (0, 1)] == [labels["0"], labels["1"]]
+    model = report.details["model"]
+    for r in counted[:8]:                        # F* and its margin from path sums, independently
+        if theorem.startswith("3"):
+            post = oracle.path_posterior(model, r["sequence"], 0)
+        else:
+            post = oracle.memory_posterior(model, r["sequence"], model.target_cell)
+        margin = sum(m * p for m, p in zip(model.mu, post))
+        assert r["task_margin"] == margin and r["F_star"] == int(margin >= 0)
+        assert r["F"] == int(r["head_margin"] >= 0)
+
+
+def test_to_frame_has_exact_and_float_margins():
+    pytest.importorskip("pandas")
+    frame = headprompt.check(None, "3.6", **{**CASES["3.6"], "samples": 20}).to_frame()
+    assert {"sequence", "F_star", "F", "task_margin", "head_margin", "task_margin_float"} <= set(frame.columns)
+    assert all(float(a) == b for a, b in zip(frame["task_margin"], frame["task_margin_float"]))
+    assert (frame["F_star"] == (frame["task_margin_float"] >= 0)).all()
