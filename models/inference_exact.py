@@ -33,7 +33,7 @@ from .exceptions import InputError, SequenceError
 from .hmm import HMM, MemoryHMM
 from .rational import common_denominator
 
-__all__ = ["prior_h1", "transition_apply", "IntegerHMM", "Step", "token_steps", "embedding_steps", "integer_messages", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
+__all__ = ["prior_h1", "transition_apply", "IntegerHMM", "Step", "token_steps", "embedding_steps", "integer_messages", "shared_backward_messages", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
            "posterior_hidden", "posterior_h0", "memory_posterior", "lift_embedding",
            "reverse_lift", "memory_gbar", "lifted_gbar", "prompt_gbar", "scaled_integer_vector"]
 
@@ -276,6 +276,23 @@ def integer_messages(ih: IntegerHMM, steps: Sequence[Step]):
         beta[j] = b
         b = steps[j].backward(b)
     return pre, beta, alpha
+
+
+def shared_backward_messages(ih: IntegerHMM, sequences):
+    """``(x, beta_int(x))`` for every token sequence, shortest first: the integer backward
+    message ``beta_{-1}`` of :func:`integer_messages` (so ``pi0 . beta(x) = Pr(X = x)`` up to
+    the scale ``(dA dW)^len(x)``), computed once per distinct suffix and shared between the
+    sequences that end alike."""
+    cache = {(): _col([1] * ih.num_states)}
+    for seq in sorted(sequences, key=len):
+        k = 0                                   # seq[k:] is the longest cached suffix
+        while seq[k:] not in cache:
+            k += 1
+        vec = cache[seq[k:]]
+        for j in range(k - 1, -1, -1):
+            vec = ih.step_backward(seq[j], vec)
+            cache[seq[j:]] = vec
+        yield seq, vec
 
 
 def _tau_int(pre: flint.fmpz_mat, beta: flint.fmpz_mat) -> list:

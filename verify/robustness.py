@@ -28,7 +28,7 @@ import flint
 import numpy as np
 
 from ..models.hmm import HMM
-from ..models.inference_exact import integer_hmm
+from ..models.inference_exact import integer_hmm, shared_backward_messages
 
 __all__ = ["SequenceMargins", "sequence_margins", "robustness_block", "sequence_probability"]
 
@@ -82,17 +82,9 @@ def _dot_backward(hmm: HMM, rows: list, sequences):
     den = [math.lcm(*(Fraction(v).denominator for v in r)) for r in rows]
     R = flint.fmpz_mat([[int(Fraction(v) * d) for v in r] for r, d in zip(rows, den)])
     step = ih.dA * ih.dW                          # beta_int = step^t beta for a length-t sequence
-    cache = {(): flint.fmpz_mat([[1]] * ih.num_states)}
-    out = []
-    for seq in sorted({tuple(int(z) for z in s) for s in sequences}, key=lambda s: (len(s), s)):
-        k = 0
-        while seq[k:] not in cache:
-            k += 1
-        vec = cache[seq[k:]]
-        for j in range(k - 1, -1, -1):
-            vec = ih.step_backward(seq[j], vec)
-            cache[seq[j:]] = vec
-        out.append((seq, [int(x) for x in (R * vec).entries()], step ** len(seq)))
+    distinct = sorted({tuple(int(z) for z in s) for s in sequences}, key=lambda s: (len(s), s))
+    out = [(seq, [int(x) for x in (R * vec).entries()], step ** len(seq))
+           for seq, vec in shared_backward_messages(ih, distinct)]
     return den, out
 
 

@@ -129,24 +129,6 @@ class _Rows:
                         tie=v1 == 0, zero_norm=v2 == 0, identity=bool(identity), certified_by=how)
 
 
-def _backward_exact(ih, seqs):
-    """Integer backward messages ``beta(x)`` for each sequence, sharing suffixes."""
-    cache = {(): flint.fmpz_mat([[1]] * ih.num_states)}
-
-    def beta(seq):
-        k = 0                                   # seq[k:] is the longest cached suffix
-        while seq[k:] not in cache:
-            k += 1
-        vec = cache[seq[k:]]
-        for j in range(k - 1, -1, -1):
-            vec = ih.step_backward(seq[j], vec)
-            cache[seq[j:]] = vec
-        return vec
-
-    for s in sorted(seqs, key=len):
-        yield s, beta(s)
-
-
 def _by_length(sequences) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(positions in the input, tokens [n, t])`` per distinct length."""
     if isinstance(sequences, np.ndarray):
@@ -243,7 +225,7 @@ def _exact_columns(ih, rows: _Rows, seq_list, how: str) -> list[np.ndarray]:
     where: dict[tuple, list[int]] = {}
     for k, s in enumerate(seq_list):
         where.setdefault(tuple(s), []).append(k)
-    for seq, beta in _backward_exact(ih, list(where)):
+    for seq, beta in ie.shared_backward_messages(ih, list(where)):
         v = rows.matrix * beta
         d = rows.decide(seq, *(int(v[r, 0]) for r in range(4)))
         for k in where[seq]:
