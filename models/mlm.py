@@ -8,13 +8,27 @@ sequence we build (pretraining chunks, downstream inputs) has a fixed length. Th
 predicts only the ``|X|`` real symbols, so the softmax at a masked position is the network's
 estimate of ``G_i(x) = P[X_i | X_{-i} = x_{-i}]`` (SPEC section 1).
 
-Pretraining (:func:`pretrain`) samples documents from the HMM, cuts them into chunks of
-``block_size`` tokens, replaces a ``mask_rate`` fraction of positions by ``[MASK]`` (always
-``[MASK]``: the 80/10/10 corruption of BERT is left out because only masked positions are read
-downstream) and trains with AdamW, linear warmup then linear decay to zero, bf16 autocast on
-CUDA only (a null context on CPU). :func:`load_or_pretrain` caches the trained weights on disk
-under ``$HEADPROMPT_CACHE`` (default ``~/.cache/headprompt``), keyed by a hash of both configs,
-the HMM's parameters and the seed (:func:`cache_key`); the device is not part of the key.
+Pretraining (:func:`pretrain`) either cuts documents sampled from the HMM into chunks of
+``block_size`` tokens (Appendix D) or draws fresh sequences for every step (``data="stream"``),
+replaces a ``mask_rate`` fraction of positions by ``[MASK]`` (always ``[MASK]``: the 80/10/10
+corruption of BERT is left out because only masked positions are read downstream) and trains
+with AdamW (fused on CUDA), linear warmup then linear decay to zero over the step budget, bf16
+autocast on CUDA only (a null context on CPU), the loss accumulated on the device (no host
+synchronisation per step). Every step's batch and masks are a function of ``(seed, step)``, so a
+run saved every ``checkpoint_every`` steps (or when its ``time_limit`` runs out) resumes to the
+same weights as an uninterrupted run.
+
+The quality gate (:func:`models.mlm_gate.quality`) compares the model's prediction at a masked position with
+the exact ``G_i`` (``inference_float.conditionals``, float64) on held-out sequences: mean total
+variation distance and the gap between the two negative log-likelihoods. With ``stop_at_gate``,
+pretraining stops once the TV is at most ``gate_tv`` (a convergence criterion), measured on one
+held-out set; the reported figure comes from a second one. Predictions (:func:`masked_predictions`),
+the gate and held-out losses run in fp32 on every device.
+
+:func:`models.mlm_cache.load_or_pretrain` caches the trained weights on disk under ``$HEADPROMPT_CACHE`` (default
+``~/.cache/headprompt``), keyed by a hash of both configs, the HMM's parameters and the seed
+(the device is not part of the key); a corrupt or foreign checkpoint is
+discarded with a warning and retrained.
 
 Shapes: ``B`` batch, ``T`` positions, ``C`` width, ``X`` real symbols.
 """
@@ -23,10 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
-import json
 import math
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,11 +51,10 @@ from .exceptions import InputError
 from .inference_torch import resolve_device
 
 __all__ = ["MLMConfig", "PretrainConfig", "MLM", "resolve_device", "autocast_context", "batch_loss",
-           "learning_rate_at", "mask_tokens", "sample_documents", "pretrain", "cache_dir",
-           "cache_key", "load_or_pretrain", "masked_predictions", "masked_lm_loss",
-           "unigram_entropy"]
+           "learning_rate_at", "mask_tokens", "sample_documents", "pretrain", "masked_predictions",
+           "masked_lm_loss", "unigram_entropy", "check_configs", "PretrainingPaused"]
 
-CHECKPOINT_FORMAT = 2   # bump when pretraining data or training code changes
+CHECKPOINT_FORMAT = 3   # bump when pretraining data or training code changes
 
 
 @dataclass(frozen=True)
@@ -69,9 +79,23 @@ class MLMConfig:
 
 @dataclass(frozen=True)
 class PretrainConfig:
-    """Pretraining data and optimisation. Defaults are the paper's (Appendix D): 5000 documents
-    of 10240 tokens, chunks of ``block_size``, 5% masking, batch 8, lr 1e-5, 500 warmup steps,
-    3 epochs. ``max_steps`` (if set) stops early, with the schedule fitted to it."""
+    """Pretraining data, optimisation and the quality gate.
+
+    Defaults are the paper's (Appendix D): 5000 documents of 10240 tokens cut into chunks of
+    ``block_size``, 5% masking, batch 8, lr 1e-5, 500 warmup steps, 3 epochs. ``data="stream"``
+    draws fresh chunks of ``block_size`` tokens from the HMM for every step instead (each chunk
+    starts from ``pi0``, as the downstream inputs do; no sequence is seen twice).
+
+    The step budget is ``epochs`` passes over the documents, cut to ``max_steps`` if set
+    (stream: ``max_steps``, else as many tokens as ``epochs`` passes over the documents); the
+    learning rate warms up linearly over ``warmup_steps`` and decays linearly to 0 at the
+    budget. Every ``eval_every`` steps (0: only at the end) the quality gate
+    (:func:`quality`) is measured on ``gate_sequences`` held-out sequences of ``gate_length``
+    tokens (default ``block_size``); with ``stop_at_gate`` training stops as soon as the mean
+    total-variation distance to the exact ``G_i`` is at most ``gate_tv`` (a convergence
+    criterion; the reported figure is then re-measured on a second held-out set).
+    ``checkpoint_every`` steps (0: never) the run is saved so that an interrupted run resumes.
+    """
 
     num_documents: int = 5000
     document_length: int = 10240
@@ -82,6 +106,56 @@ class PretrainConfig:
     epochs: int = 3
     weight_decay: float = 0.01
     max_steps: int | None = None
+    data: str = "documents"
+    eval_every: int = 0
+    stop_at_gate: bool = False
+    gate_tv: float = 0.05
+    gate_sequences: int = 256
+    gate_length: int | None = None
+    checkpoint_every: int = 0
+    compile: bool = False
+
+    def budget(self, block_size: int) -> int:
+        """The step budget (see the class docstring)."""
+        if self.data == "stream":
+            if self.max_steps is not None:
+                return self.max_steps
+            full = math.ceil(self.epochs * self.num_documents * self.document_length / (self.batch_size * block_size))
+        else:
+            per_doc = self.document_length // block_size
+            full = self.epochs * math.ceil(self.num_documents * per_doc / self.batch_size)
+        return full if self.max_steps is None else min(self.max_steps, full)
+
+
+def check_configs(model_config: "MLMConfig", pretrain_config: PretrainConfig) -> None:
+    """Reject configurations that cannot train, before anything is allocated.
+
+    Raises:
+        InputError: a nonpositive size or rate out of range, an unknown data mode, a document
+            shorter than a chunk, or an attention width not divisible by the head count.
+    """
+    mc, pc = model_config, pretrain_config
+    for name, v in (("num_tokens", mc.num_tokens), ("block_size", mc.block_size), ("n_layer", mc.n_layer),
+                    ("n_head", mc.n_head), ("n_embd", mc.n_embd), ("num_documents", pc.num_documents),
+                    ("document_length", pc.document_length), ("batch_size", pc.batch_size),
+                    ("epochs", pc.epochs), ("gate_sequences", pc.gate_sequences)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError(f"config: {name} must be a positive integer, found {v!r}")
+    if mc.n_embd % mc.n_head:
+        raise InputError(f"config: n_embd {mc.n_embd} is not divisible by n_head {mc.n_head}")
+    if not 0 < pc.mask_rate <= 1:
+        raise InputError(f"config: mask_rate must be in (0, 1], found {pc.mask_rate}")
+    if not 0 <= mc.dropout < 1:
+        raise InputError(f"config: dropout must be in [0, 1), found {mc.dropout}")
+    if pc.data not in ("documents", "stream"):
+        raise InputError(f"config: data must be 'documents' or 'stream', found {pc.data!r}")
+    if pc.document_length < mc.block_size:
+        raise InputError(f"config: document_length {pc.document_length} is shorter than block_size {mc.block_size}")
+    if pc.max_steps is not None and pc.max_steps < 1:
+        raise InputError(f"config: max_steps must be positive, found {pc.max_steps}")
+    gl = pc.gate_length or mc.block_size
+    if not 2 <= gl <= mc.block_size:
+        raise InputError(f"config: gate_length must be in 2..block_size ({mc.block_size}), found {gl}")
 
 
 class SelfAttention(nn.Module):
@@ -164,9 +238,9 @@ class MLM(nn.Module):
         return self.lm_head(self.ln_f(x))
 
 
-def autocast_context(device: torch.device):
-    """bf16 autocast on CUDA; a null context elsewhere (CPU runs in fp32)."""
-    if device.type == "cuda":
+def autocast_context(device: torch.device, enabled: bool = True):
+    """bf16 autocast on CUDA when ``enabled``; a null context elsewhere (CPU runs in fp32)."""
+    if enabled and device.type == "cuda":
         return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
@@ -197,14 +271,16 @@ def mask_tokens(tokens: torch.Tensor, mask_rate: float, mask_id: int,
     return inputs, targets
 
 
-def sample_documents(hmm, num_documents: int, length: int, *, seed: int) -> np.ndarray:
+def sample_documents(hmm, num_documents: int, length: int, *, seed) -> np.ndarray:
     """``num_documents`` token documents ``[n, length]`` sampled from ``hmm`` (vanilla or memory),
-    in blocks of about a million tokens so the sampler's work arrays stay small at paper scale."""
+    in blocks of about a million tokens so the sampler's work arrays stay small at paper scale.
+    ``seed`` is an int or a sequence of ints (numpy ``SeedSequence`` entropy)."""
     from .sampling import sample
 
+    base = list(seed) if isinstance(seed, (list, tuple)) else [seed]
     per_block = max(1, 2**20 // length)
     blocks = [sample(hmm, min(per_block, num_documents - start), length,
-                     rng=np.random.default_rng([seed, 0x9E7, start]))[0]
+                     rng=np.random.default_rng([*base, 0x9E7, start]))[0]
               for start in range(0, num_documents, per_block)]
     return np.concatenate(blocks).astype(np.int64)
 
@@ -217,11 +293,11 @@ def unigram_entropy(tokens: np.ndarray, num_tokens: int) -> float:
     return float(-(p * np.log(p)).sum())
 
 
-def batch_loss(model: MLM, inputs: torch.Tensor, targets: torch.Tensor, *,
-               reduction: str = "mean") -> torch.Tensor:
+def batch_loss(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *,
+               reduction: str = "mean", autocast: bool = True) -> torch.Tensor:
     """Cross-entropy of ``model(inputs)`` at the masked positions (``targets != -100``), in
-    float32 even under autocast. ``inputs``, ``targets``: ``[B, T]``."""
-    with autocast_context(inputs.device):
+    float32 even under (CUDA bf16) autocast. ``inputs``, ``targets``: ``[B, T]``."""
+    with autocast_context(inputs.device, autocast):
         logits = model(inputs)                                            # [B, T, X]
     return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.view(-1),
                            ignore_index=-100, reduction=reduction)
@@ -230,8 +306,8 @@ def batch_loss(model: MLM, inputs: torch.Tensor, targets: torch.Tensor, *,
 @torch.no_grad()
 def masked_lm_loss(model: MLM, chunks: torch.Tensor, mask_rate: float, *, seed: int,
                    batch_size: int = 64) -> float:
-    """Mean cross-entropy (nats) at masked positions of ``chunks`` ``[n, T]``, masks drawn with
-    ``seed``; the model is put in eval mode."""
+    """Mean cross-entropy (nats, fp32) at masked positions of ``chunks`` ``[n, T]``, masks drawn
+    with ``seed``; the model is put in eval mode."""
     model.eval()
     device = next(model.parameters()).device
     gen = torch.Generator(device=device).manual_seed(seed)
@@ -239,7 +315,7 @@ def masked_lm_loss(model: MLM, chunks: torch.Tensor, mask_rate: float, *, seed: 
     for start in range(0, len(chunks), batch_size):
         inputs, targets = mask_tokens(chunks[start:start + batch_size].to(device), mask_rate,
                                       model.config.mask_id, gen)
-        loss = batch_loss(model, inputs, targets, reduction="sum")
+        loss = batch_loss(model, inputs, targets, reduction="sum", autocast=False)
         total, count = total + float(loss), count + int((targets != -100).sum())
     return total / max(count, 1)
 
@@ -247,9 +323,10 @@ def masked_lm_loss(model: MLM, chunks: torch.Tensor, mask_rate: float, *, seed: 
 @torch.no_grad()
 def masked_predictions(model: MLM, tokens: torch.Tensor, positions: torch.Tensor, *,
                        batch_size: int = 256) -> torch.Tensor:
-    """Softmax ``[n, X]`` at one masked position per row: row ``k`` of ``tokens`` ``[n, T]`` has
-    position ``positions[k]`` replaced by ``[MASK]`` and nothing else masked; the model's
-    estimate of ``G_i(x)`` (compare with ``inference_float.conditionals``)."""
+    """Softmax ``[n, X]`` (fp32, no autocast) at one masked position per row: row ``k`` of
+    ``tokens`` ``[n, T]`` has position ``positions[k]`` replaced by ``[MASK]`` and nothing else
+    masked; the model's estimate of ``G_i(x)`` (compare with ``inference_float.conditionals``).
+    Computed at the precision prompt tuning runs in, so head features are never coarser."""
     model.eval()
     device = next(model.parameters()).device
     outs = []
@@ -258,132 +335,180 @@ def masked_predictions(model: MLM, tokens: torch.Tensor, positions: torch.Tensor
         pos = positions[start:start + batch_size].to(device)
         rows = torch.arange(len(x), device=device)
         x[rows, pos] = model.config.mask_id
-        with autocast_context(device):
-            logits = model(x)
+        logits = model(x)
         outs.append(torch.softmax(logits[rows, pos].float(), dim=-1).cpu())
     return torch.cat(outs)
 
 
-def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, seed: int,
-             device: torch.device, progress: bool = True) -> tuple[MLM, dict]:
-    """Masked-LM pretraining on documents sampled from ``hmm`` (Appendix D).
+# --------------------------------------------------------------------------------------------
+# Pretraining (resumable)
 
-    Returns ``(model, info)``; ``info`` holds ``losses`` (mean training loss per tenth of the
-    run), ``final_loss`` (held-out masked loss on 64 fresh chunks), ``unigram_entropy``,
-    ``steps``, ``tokens_seen``, ``seconds``.
+class PretrainingPaused(Exception):
+    """Raised when ``time_limit`` ran out: the run was saved at ``path`` and resumes from there."""
+
+    def __init__(self, path: Path, step: int, total: int):
+        super().__init__(f"pretraining paused at step {step} of {total}; saved to {path}, rerun to resume")
+        self.path, self.step, self.total = path, step, total
+
+
+_STREAM_BLOCK = 64   # stream mode samples this many steps' chunks at once
+
+
+class _Batches:
+    """The batch of every step as a pure function of ``(seed, step)``, on ``device``, so a
+    resumed run sees exactly the data and masks an uninterrupted one would."""
+
+    def __init__(self, hmm, mc: MLMConfig, pc: PretrainConfig, seed: int, device: torch.device):
+        self.hmm, self.mc, self.pc, self.seed, self.device = hmm, mc, pc, seed, device
+        self.dtype = torch.uint8 if mc.vocab_size <= 255 else torch.int32
+        self.block_id, self.block = None, None
+        if pc.data == "documents":
+            docs = sample_documents(hmm, pc.num_documents, pc.document_length, seed=seed)
+            per_doc = pc.document_length // mc.block_size
+            chunks = docs[:, :per_doc * mc.block_size].reshape(-1, mc.block_size)   # [n*per_doc, block]
+            self.sample_tokens = docs[: max(1, 2**16 // pc.document_length + 1)]
+            self.chunks = torch.from_numpy(chunks).to(self.dtype).to(device)
+            self.steps_per_epoch = math.ceil(len(chunks) / pc.batch_size)
+            self.order_epoch, self.order = None, None
+        else:
+            self.sample_tokens = self._stream_block(0).cpu().numpy()
+
+    def _stream_block(self, block: int) -> torch.Tensor:
+        from .sampling import sample
+
+        n = _STREAM_BLOCK * self.pc.batch_size
+        toks = sample(self.hmm, n, self.mc.block_size, rng=np.random.default_rng([self.seed, 0x57AE, block]))[0]
+        return torch.from_numpy(toks).to(self.dtype).to(self.device)
+
+    def __call__(self, step: int) -> torch.Tensor:
+        B = self.pc.batch_size
+        if self.pc.data == "stream":
+            block, k = divmod(step, _STREAM_BLOCK)
+            if block != self.block_id:
+                self.block_id, self.block = block, self._stream_block(block)
+            return self.block[k * B:(k + 1) * B].long()
+        epoch, k = divmod(step, self.steps_per_epoch)
+        if epoch != self.order_epoch:
+            gen = torch.Generator().manual_seed(self.seed * 7919 + epoch)
+            self.order_epoch = epoch
+            self.order = torch.randperm(len(self.chunks), generator=gen).to(self.device)
+        return self.chunks[self.order[k * B:(k + 1) * B]].long()
+
+
+def _optimizer(model: MLM, pc: PretrainConfig, device: torch.device) -> torch.optim.Optimizer:
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": pc.weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=pc.learning_rate, betas=(0.9, 0.999), fused=device.type == "cuda")
+
+
+def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, seed: int,
+             device: torch.device, progress: bool = True, resume_path: Path | None = None,
+             time_limit: float | None = None) -> tuple[MLM, dict]:
+    """Masked-LM pretraining on sequences sampled from ``hmm`` (Appendix D), with the quality
+    gate measured against the exact ``G_i``.
+
+    With ``resume_path``, the run is saved there every ``checkpoint_every`` steps and when
+    ``time_limit`` seconds have passed (then :class:`PretrainingPaused` is raised), and a
+    run saved there before (same configs, HMM and seed) is resumed; the result is the same as
+    an uninterrupted run's.
+
+    Returns ``(model, info)``; ``info`` holds ``losses`` (mean training loss per logging
+    interval), ``final_loss`` (held-out masked loss at ``mask_rate``), ``unigram_entropy``,
+    ``gate`` (:func:`quality` on held-out sequences never used to decide when to stop),
+    ``gate_history`` (``[step, tv]`` at every check), ``stopped`` (``"gate"`` or ``"budget"``),
+    ``steps``, ``budget``, ``tokens_seen``, ``seconds`` (this process's training time,
+    resumed pieces added).
 
     Raises:
-        InputError: ``document_length`` shorter than ``block_size`` or a vocabulary mismatch.
+        InputError: a configuration :func:`check_configs` rejects or a vocabulary mismatch.
+        PretrainingPaused: ``time_limit`` ran out (the run is saved).
     """
     from tqdm.auto import tqdm
 
+    from .mlm_cache import cache_key, read_checkpoint, write_checkpoint
+    from .mlm_gate import gate_set, quality
+
     mc, pc = model_config, pretrain_config
+    check_configs(mc, pc)
     if hmm.num_tokens != mc.num_tokens:
         raise InputError(f"MLMConfig.num_tokens is {mc.num_tokens} but the HMM has {hmm.num_tokens} symbols")
-    if pc.document_length < mc.block_size:
-        raise InputError(f"document_length {pc.document_length} is shorter than block_size {mc.block_size}")
     t0 = time.perf_counter()
-    docs = sample_documents(hmm, pc.num_documents, pc.document_length, seed=seed)
-    per_doc = pc.document_length // mc.block_size
-    chunks = torch.from_numpy(docs[:, :per_doc * mc.block_size].reshape(-1, mc.block_size))  # [n*per_doc, block]
-    held_out = torch.from_numpy(sample_documents(hmm, 64, mc.block_size, seed=seed + 1_000_003))
+    key = cache_key(hmm, mc, pc, seed)
+    gate_len = pc.gate_length or mc.block_size
+    stop_set = gate_set(hmm, pc.gate_sequences, gate_len, seed=[seed, 1])
+    report_set = gate_set(hmm, pc.gate_sequences, gate_len, seed=[seed, 2])
+    batches = _Batches(hmm, mc, pc, seed, device)
+    total = pc.budget(mc.block_size)
     torch.manual_seed(seed)
     model = MLM(mc).to(device)
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": pc.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=pc.learning_rate, betas=(0.9, 0.999),
-                                  fused=device.type == "cuda")
-    steps_per_epoch = math.ceil(len(chunks) / pc.batch_size)
-    total = pc.epochs * steps_per_epoch if pc.max_steps is None else min(pc.max_steps, pc.epochs * steps_per_epoch)
-    gen = torch.Generator().manual_seed(seed)
-    mask_gen = torch.Generator(device=device).manual_seed(seed + 1)
-    losses, window, step = [], [], 0
-    bar = tqdm(total=total, desc=f"pretrain |H|={hmm.num_states}", disable=None if progress else True, leave=False)
+    optimizer = _optimizer(model, pc, device)
+    state = {"step": 0, "losses": [], "gate_history": [], "seconds": 0.0, "stopped": "budget"}
+    if resume_path is not None and Path(resume_path).exists():
+        saved = read_checkpoint(Path(resume_path), key, device)
+        if saved is not None and "optimizer" in saved:
+            model.load_state_dict(saved["state_dict"])
+            optimizer.load_state_dict(saved["optimizer"])
+            state = saved["state"]
+    step_fn = torch.compile(model) if pc.compile else model
+    mask_gen = torch.Generator(device=device)
+    log_every = max(1, min(total // 10, pc.eval_every or total))
+    running = torch.zeros((), device=device)
+    run_start = time.perf_counter()
+
+    def save() -> None:
+        if resume_path is not None:
+            write_checkpoint(Path(resume_path), {
+                "format": CHECKPOINT_FORMAT, "key": key, "model_config": dataclasses.asdict(mc),
+                "state_dict": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "state": {**state, "seconds": state["seconds"] + time.perf_counter() - run_start}})
+
+    bar = tqdm(total=total, initial=state["step"], desc=f"pretrain |H|={hmm.num_states}",
+               disable=None if progress else True, leave=False)
     model.train()
-    while step < total:
-        order = torch.randperm(len(chunks), generator=gen)
-        for start in range(0, len(chunks), pc.batch_size):
-            if step >= total:
-                break
-            batch = chunks[order[start:start + pc.batch_size]].to(device, non_blocking=True)
-            inputs, targets = mask_tokens(batch, pc.mask_rate, mc.mask_id, mask_gen)
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate_at(step, total, pc.warmup_steps, pc.learning_rate)
-            loss = batch_loss(model, inputs, targets)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            window.append(loss.item())
-            step += 1
-            if step % max(1, total // 10) == 0 or step == total:
-                losses.append(float(np.mean(window)))
-                window = []
-                bar.set_postfix(loss=f"{losses[-1]:.3f}")
-            bar.update(1)
+    step = state["step"]
+    while step < total and state["stopped"] != "gate":
+        inputs, targets = mask_tokens(batches(step), pc.mask_rate, mc.mask_id,
+                                      mask_gen.manual_seed(seed * 1_000_003 + step))
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate_at(step, total, pc.warmup_steps, pc.learning_rate)
+        loss = batch_loss(step_fn, inputs, targets)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        running += loss.detach()           # no host sync per step
+        step += 1
+        bar.update(1)
+        if step % log_every == 0 or step == total:
+            state["losses"].append(float(running) / (step - (step - 1) // log_every * log_every))
+            running.zero_()
+            bar.set_postfix(loss=f"{state['losses'][-1]:.3f}")
+        if pc.eval_every and step % pc.eval_every == 0 and step < total:
+            q = quality(model, stop_set, pc.gate_tv)
+            model.train()
+            state["gate_history"].append([step, round(q["tv"], 5)])
+            if pc.stop_at_gate and q["passed"]:
+                state["stopped"] = "gate"
+        state["step"] = step
+        if pc.checkpoint_every and step % pc.checkpoint_every == 0 and step < total:
+            save()
+        if time_limit is not None and time.perf_counter() - t0 > time_limit and step < total \
+                and state["stopped"] != "gate":
+            save()
+            bar.close()
+            raise PretrainingPaused(Path(resume_path) if resume_path else Path("."), step, total)
     bar.close()
-    info = {"losses": losses, "steps": step, "tokens_seen": step * pc.batch_size * mc.block_size,
+    model.eval()
+    gate = quality(model, report_set, pc.gate_tv)
+    state["gate_history"].append([step, round(quality(model, stop_set, pc.gate_tv)["tv"], 5)])
+    held_out = torch.from_numpy(report_set.tokens)
+    info = {"losses": [round(v, 5) for v in state["losses"]], "steps": step, "budget": total,
+            "tokens_seen": step * pc.batch_size * mc.block_size,
             "final_loss": masked_lm_loss(model, held_out, pc.mask_rate, seed=seed + 2),
-            "unigram_entropy": unigram_entropy(docs, mc.num_tokens),
-            "seconds": time.perf_counter() - t0}
+            "unigram_entropy": unigram_entropy(batches.sample_tokens, mc.num_tokens),
+            "gate": gate, "gate_history": state["gate_history"], "stopped": state["stopped"],
+            "seconds": state["seconds"] + time.perf_counter() - run_start}
     model.eval()
     return model, info
-
-
-def cache_dir() -> Path:
-    """``$HEADPROMPT_CACHE`` if set, else ``~/.cache/headprompt``."""
-    return Path(os.environ.get("HEADPROMPT_CACHE") or Path.home() / ".cache" / "headprompt")
-
-
-def _fingerprint(hmm) -> dict:
-    """Type name plus a sha256 of every array (as float64) and every scalar field."""
-    out = {"type": type(hmm).__name__}
-    for f in dataclasses.fields(hmm):
-        if f.name.startswith("_"):
-            continue
-        value = getattr(hmm, f.name)
-        if isinstance(value, np.ndarray):
-            arr = np.ascontiguousarray(np.asarray(value, dtype=float))
-            out[f.name] = [list(arr.shape), hashlib.sha256(arr.tobytes()).hexdigest()]
-        else:
-            out[f.name] = value if value is None or isinstance(value, (int, float, str)) else repr(value)
-    return out
-
-
-def cache_key(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, seed: int) -> str:
-    """A 20-hex-digit key from both configs, the HMM's parameters and the seed."""
-    blob = json.dumps({"format": CHECKPOINT_FORMAT, "model": dataclasses.asdict(model_config),
-                       "pretrain": dataclasses.asdict(pretrain_config), "seed": int(seed),
-                       "hmm": _fingerprint(hmm.to_float())}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
-
-
-def load_or_pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, seed: int,
-                     device: torch.device, directory: Path | None = None,
-                     progress: bool = True) -> tuple[MLM, dict]:
-    """The pretrained model for these settings, from the disk cache when present.
-
-    ``info`` is :func:`pretrain`'s plus ``cached`` (bool) and ``path``. The checkpoint stores
-    both configs, the seed, the weights and the info; a corrupt file is retrained over.
-    """
-    directory = cache_dir() if directory is None else Path(directory)
-    path = directory / f"mlm-{cache_key(hmm, model_config, pretrain_config, seed)}.pt"
-    if path.exists():
-        try:
-            ckpt = torch.load(path, map_location=device, weights_only=True)
-            model = MLM(MLMConfig(**ckpt["model_config"])).to(device)
-            model.load_state_dict(ckpt["state_dict"])
-            model.eval()
-            return model, {**ckpt["info"], "cached": True, "path": str(path)}
-        except (RuntimeError, KeyError, TypeError, EOFError, ValueError):
-            pass
-    model, info = pretrain(hmm, model_config, pretrain_config, seed=seed, device=device, progress=progress)
-    directory.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    torch.save({"format": CHECKPOINT_FORMAT, "model_config": dataclasses.asdict(model_config),
-                "pretrain_config": dataclasses.asdict(pretrain_config), "seed": int(seed),
-                "state_dict": model.state_dict(), "info": info}, tmp)
-    os.replace(tmp, path)
-    return model, {**info, "cached": False, "path": str(path)}

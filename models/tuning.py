@@ -2,9 +2,10 @@
 
 Task (Appendix D, SPEC section 1). The model input is ``[MASK] x_1 .. x_T``: a ``[MASK]`` at
 position 0 followed by ``T`` observed tokens emitted by ``H_1..H_T``. The label is
-``argmax_r (mu @ P[H_0 | X_{1:T} = x])_r`` with ``mu`` of shape ``(2, |H|)`` holding 6 nonzero
-Gaussian entries at uniformly random places (``argmax`` of two rows instead of a sign, as the
-paper does, ties going to row 0). ``H_0`` emits nothing under SPEC, so the ``[MASK]`` stands in
+the larger of the two scores ``mu @ P[H_0 | X_{1:T} = x]`` with ``mu`` of shape ``(2, |H|)``
+holding 6 nonzero Gaussian entries at uniformly random places (two rows instead of a sign, as
+the paper does): the margin is ``(mu_1 - mu_0) . p`` and the label ``1(margin >= 0)`` read
+through :func:`models.task.labels`, the project's one tie rule (a tie is label 1). ``H_0`` emits nothing under SPEC, so the ``[MASK]`` stands in
 for its emission; this is the paper's ``mu . P[H_1 | X_{-1} = x_{-1}]`` with the chain started
 one step earlier (the paper's ``x_1 = [MASK]``, its ``H_1`` our ``H_0``). For a memory HMM the
 label reads ``P[M | X_{1:T} = x]`` and ``mu`` is ``(2, |M|)``. A degenerate task (a split with a
@@ -21,7 +22,9 @@ Methods: ``head`` (a linear head on ``G_0``, the output at the ``[MASK]``), ``pr
 trainable prompt vectors prepended in the input embedding space, plus the head; for the exact
 model the prompts are points of ``(0, 1)^|H|``, ``u = sigmoid(10 theta)``), ``attention`` (a
 single-query softmax attention head over ``(G_i, token_i)`` for every position, eq. 4.1-4.2 with
-softmax in place of argmax). The heads see their ``G`` inputs standardised: the linear head by
+softmax in place of argmax), ``attention-tokens`` (a control: the same attention head with
+every ``G_i`` replaced by the constant all-ones vector, so it sees tokens and positions only).
+The heads see their ``G`` inputs standardised: the linear head by
 a batch norm without affine (its running statistics make it a fixed affine map at evaluation,
 and it follows prompted outputs as they drift), the attention head by training-split
 statistics; an affine change of variables leaves the function class unchanged. Training is
@@ -44,13 +47,14 @@ from .exceptions import InputError
 from .hmm import HMM, MemoryHMM
 from .mlm import MLM, learning_rate_at, masked_predictions
 from .sampling import sample
+from .task import labels
 
 __all__ = ["TaskConfig", "TuneConfig", "DownstreamTask", "sparse_ground_truth", "make_task",
            "task_labels", "ExactBackbone", "MLMBackbone", "LinearHead", "AttentionHead",
            "tune", "backbone_tokens", "METHODS", "SPLITS"]
 
 SPLITS = ("train", "val", "test")
-METHODS = ("head", "prompt", "attention")
+METHODS = ("head", "prompt", "attention", "attention-tokens")
 
 
 @dataclass(frozen=True)
@@ -106,8 +110,9 @@ def sparse_ground_truth(rows: int, size: int, nonzeros: int, *, rng: np.random.G
 
 
 def task_labels(posterior: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """``argmax_r (posterior @ mu.T)_r`` (first row on ties): ``int64 [n]``."""
-    return np.argmax(posterior @ mu.T, axis=1).astype(np.int64)
+    """Labels ``int64 [n]`` of posteriors ``[n, K]`` under two-row ``mu`` ``(2, K)``: the
+    margin ``posterior @ (mu_1 - mu_0)`` through :func:`models.task.labels` (ties are label 1)."""
+    return labels(posterior @ (mu[1] - mu[0])).astype(np.int64)
 
 
 def _posterior(model: HMM | MemoryHMM, tokens: np.ndarray) -> np.ndarray:
@@ -214,7 +219,18 @@ class MLMBackbone:
     """A frozen pretrained :class:`MLM`: softmax outputs at masked positions of
     ``[MASK] x_1..x_T``. ``all_outputs`` masks position 0 and, one pass per position, position
     ``i`` too (leave-one-out, so output ``i`` never sees ``x_i``, like ``G_i``); ``prompted``
-    prepends ``P`` free vectors to the input embeddings (uniform(-0.5, 0.5) init, fp32)."""
+    prepends ``P`` free vectors to the input embeddings (uniform(-0.5, 0.5) init, fp32). Every
+    output is computed in fp32 (no autocast), so head features are never coarser than the
+    prompted outputs.
+
+    Why head and prompt tuning on the MLM once gave bit-identical accuracies (tiny scale): both
+    start from the same head initialisation and batch order (paired by seed), the initial prompt
+    moves the MLM's output by well under 1% (a mean absolute change of 0.004 per probability),
+    and those MLMs had not learned their HMM (mean TV to the exact ``G_i`` about 0.7), so there
+    was no hidden-state information for the prompt to unlock and the heads ended on the same
+    decisions. The prompt path itself is sound: a prompt optimised to move the output moves it
+    by a total variation above 0.3 (``tests/models/test_mlm.py``). Such MLMs now fail the
+    quality gate and never count toward a prediction."""
 
     def __init__(self, model: MLM, device: torch.device, *, progress: bool = False):
         self.model = model.to(device).eval()
@@ -331,7 +347,7 @@ def _accuracy(logits_fn: Callable[[torch.Tensor], torch.Tensor], labels: torch.T
 
 def tune(backbone: ExactBackbone | MLMBackbone, task: DownstreamTask, method: str, config: TuneConfig,
          *, seed: int, features: dict | None = None, progress: bool = False) -> dict:
-    """Tune ``method`` (``head``, ``prompt`` or ``attention``) on ``task`` over the frozen
+    """Tune ``method`` (``head``, ``prompt``, ``attention`` or ``attention-tokens``) on ``task`` over the frozen
     ``backbone``; returns accuracies ``{"train", "val", "test"}``.
 
     ``features`` may carry precomputed backbone outputs per split (``mask_outputs`` for head and
@@ -345,7 +361,10 @@ def tune(backbone: ExactBackbone | MLMBackbone, task: DownstreamTask, method: st
     device = backbone.device
     torch.manual_seed(seed)
     labels = {s: torch.as_tensor(task.labels[s], device=device) for s in SPLITS}
-    if features is None and method != "prompt":
+    if method == "attention-tokens":
+        features = {s: torch.ones(len(task.tokens[s]), task.tokens[s].shape[1] + 1, backbone.num_outputs)
+                    for s in SPLITS}
+    elif features is None and method != "prompt":
         compute = backbone.all_outputs if method == "attention" else backbone.mask_outputs
         features = {s: compute(task.tokens[s]) for s in SPLITS}
     feats = {s: features[s].to(device) for s in SPLITS} if method != "prompt" else {}
@@ -354,9 +373,12 @@ def tune(backbone: ExactBackbone | MLMBackbone, task: DownstreamTask, method: st
         head = LinearHead(backbone.num_outputs).to(device)
         fns = {s: (lambda idx, s=s: head(feats[s][idx])) for s in SPLITS}
         params = list(head.parameters())
-    elif method == "attention":
+    elif method in ("attention", "attention-tokens"):
         toks = {s: backbone_tokens(backbone, task.tokens[s]).to(device) for s in SPLITS}
-        mean, std = _standardizer(feats["train"])
+        if method == "attention":
+            mean, std = _standardizer(feats["train"])
+        else:   # a constant input is left as it is (standardising would zero it, and the values with it)
+            mean, std = torch.zeros(backbone.num_outputs), torch.ones(backbone.num_outputs)
         head = AttentionHead(mean, std, feats["train"].shape[1], backbone.num_outputs + 1,
                              config.attention_dim).to(device)
         fns = {s: (lambda idx, s=s: head(feats[s][idx], toks[s][idx])) for s in SPLITS}

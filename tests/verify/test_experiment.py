@@ -110,30 +110,126 @@ def test_sparse_ground_truth_and_degenerate_redraws(monkeypatch):
     assert min(task.labels["train"].mean(), 1 - task.labels["train"].mean()) >= 0.1
 
 
-@pytest.mark.parametrize("name,rows", [("fig3-left", 2 * 4), ("fig3-right", 4 * 2)])
-def test_cli_experiment_tiny_end_to_end(name, rows, tmp_path, monkeypatch, capsys):
+# a micro configuration for tests that run the experiment machinery, not its science
+MICRO = {"hidden_sizes": [4], "memory_values": [2],
+         "model": {"block_size": 32, "n_layer": 1, "n_head": 2, "n_embd": 16},
+         "pretrain": {"max_steps": 6, "eval_every": 3, "gate_sequences": 16, "gate_length": 9, "batch_size": 8},
+         "task": {"length": 8, "num_train": 60, "num_val": 20, "num_test": 40},
+         "tune": {"epochs": 1, "num_prompts": 4}}
+
+
+def test_tie_is_label_one_through_models_task():
+    mu = np.array([[0.5, 0.0], [0.0, 0.5]])
+    post = np.array([[0.5, 0.5], [0.6, 0.4], [0.4, 0.6]])
+    assert task_labels(post, mu).tolist() == [1, 0, 1]          # a tie goes to label 1 (SPEC)
+
+
+@pytest.mark.parametrize("name,rows,records", [("fig3-left", 2 * 4, 2 * 4), ("fig3-right", 2 * 2, 3 + 4)])
+def test_cli_experiment_tiny_end_to_end(name, rows, records, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"
+    one = tmp_path / "one.json"                     # fig3-right: one |M| keeps CI fast
+    one.write_text(json.dumps({"memory_values": [2]}))
     code = main(["experiment", name, "--scale", "tiny", "--trials", "1", "--device", "cpu",
-                 "--out", str(out), "--json"])
+                 "--out", str(out), "--json"] + (["--config", str(one)] if name == "fig3-right" else []))
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads((out / "summary.json").read_text())
-    assert set(printed) == {"experiment", "scale", "device", "rows", "predictions"}
+    assert {"experiment", "scale", "device", "rows", "predictions", "quality", "controls", "majority",
+            "config", "seed", "version", "trials"} <= set(printed)
     assert (printed["experiment"], printed["scale"], printed["device"]) == (name, "tiny", "cpu")
+    assert printed["config"]["pretrain"]["gate_tv"] == 0.05 and printed["version"]
     assert len(printed["rows"]) == rows      # settings x (model, method) pairs, one trial each
     for row in printed["rows"]:
-        assert set(row) == {"setting", "method", "model", "accuracy", "ci95", "trials"}
+        assert {"setting", "method", "model", "accuracy", "ci95", "trials"} <= set(row)
         assert row["model"] in ("mlm", "exact") and row["trials"] == 1
         assert 0 <= row["ci95"][0] <= row["accuracy"] <= row["ci95"][1] <= 1
     assert {r["model"] for r in printed["rows"]} == {"mlm", "exact"}
     assert len(printed["predictions"]) == 2
     for p in printed["predictions"]:
-        assert set(p) == {"claim", "held", "evidence"} and isinstance(p["held"], bool)
+        assert isinstance(p["held"], bool) and p["evidence"] and p["paired"]
+        for d in p["paired"]:
+            assert d["ci95"] is None and not d["excludes_zero"]          # one trial: no interval
+        assert not p["held"]                                              # so nothing can hold
+    for q in printed["quality"]:
+        for t in q["trials"]:
+            assert 0 <= t["tv"] <= 1 and t["passed"] == (t["tv"] <= q["threshold"])
+    if name == "fig3-right":
+        assert {c["control"] for c in printed["controls"]} == {
+            "same attention head on the vanilla HMM's data",
+            "token-only attention head (G replaced by a constant) on the memory data"}
     with open(out / "results.csv") as fh:
-        records = list(csv.DictReader(fh))
-    assert len(records) == rows
+        rows_csv = list(csv.DictReader(fh))
+    assert len(rows_csv) == records
+    assert {"gate_tv", "loss_gap", "gate_passed", "majority"} <= set(rows_csv[0])
     assert (out / f"{name}.png").stat().st_size > 1000
+
+
+def test_each_trial_draws_a_new_hmm_and_pretrains_again(tmp_path, monkeypatch):
+    from headprompt.verify.experiment import run_experiment
+    from headprompt.verify.experiment_jobs import _model, job_specs
+
+    monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
+    summary = run_experiment("fig3-left", "tiny", device=CPU, trials=2, out=tmp_path / "a", progress=False,
+                             config=MICRO)
+    (trials,) = [q["trials"] for q in summary["quality"]]
+    assert len(trials) == 2 and trials[0]["tv"] != trials[1]["tv"]
+    with open(tmp_path / "a" / "results.csv") as fh:
+        assert {r["pretrain_cached"] for r in csv.DictReader(fh)} == {"False"}
+    specs = job_specs("fig3-left", summary["config"], seed=0, trials=2, share_pretraining=False, device="cpu")
+    assert not np.array_equal(np.asarray(_model(specs[0]).A), np.asarray(_model(specs[1]).A))
+    shared = run_experiment("fig3-left", "tiny", device=CPU, trials=2, out=tmp_path / "b", progress=False,
+                            config=MICRO, share_pretraining=True)
+    (trials,) = [q["trials"] for q in shared["quality"]]
+    assert trials[0]["tv"] == trials[1]["tv"]
+    # a rerun reuses every finished job
+    again = run_experiment("fig3-left", "tiny", device=CPU, trials=2, out=tmp_path / "a", progress=False,
+                           config=MICRO)
+    assert again["jobs"]["reused"] == 2 and again["rows"] == summary["rows"]
+
+
+def test_a_failed_job_is_reported_and_the_others_kept(tmp_path, monkeypatch, capsys):
+    import headprompt.verify.experiment_jobs as jobs
+
+    monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
+    real = jobs.run_job
+
+    def flaky(spec, progress=False):
+        if spec["trial"] == 1:
+            raise RuntimeError("simulated worker failure")
+        return real(spec, progress=progress)
+
+    monkeypatch.setattr(jobs, "run_job", flaky)
+    cfg = tmp_path / "micro.json"
+    cfg.write_text(json.dumps(MICRO))
+    code = main(["experiment", "fig3-left", "--scale", "tiny", "--trials", "2", "--device", "cpu",
+                 "--out", str(tmp_path / "out"), "--config", str(cfg), "--json"])
+    assert code == 4
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["failed_jobs"][0]["trial"] == 1 and "simulated worker failure" in summary["failed_jobs"][0]["error"]
+    assert summary["rows"] and all(r["trials"] == 1 for r in summary["rows"])
+    assert "1 of 2 jobs failed" in captured.err
+    monkeypatch.setattr(jobs, "run_job", real)                   # the rerun resumes: trial 0 is reused
+    assert main(["experiment", "fig3-left", "--scale", "tiny", "--trials", "2", "--device", "cpu",
+                 "--out", str(tmp_path / "out"), "--config", str(cfg), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["jobs"] == {"total": 2, "reused": 1, "failed": 0}
+
+
+def test_config_file_overrides_and_bad_configs(tmp_path, capsys):
+    from headprompt.verify.experiment import resolve_scale
+
+    toml = tmp_path / "c.toml"
+    toml.write_text('trials_left = 7\nhidden_sizes = [4, 30]\n[pretrain]\nmax_steps = 99\n[tune]\nepochs = 2\n')
+    sc = resolve_scale("cpu", toml)
+    assert (sc.trials_left, sc.hidden_sizes, sc.pretrain.max_steps, sc.tune.epochs) == (7, (4, 30), 99, 2)
+    for text, match in [('[pretrain]\nmax_step = 3\n', "unknown field pretrain.max_step"),
+                        ('hidden_sizes = "4"\n', "hidden_sizes"), ('[tune]\nepochs = "5"\n', "tune.epochs"),
+                        ('not toml [', "not valid TOML")]:
+        toml.write_text(text)
+        assert main(["experiment", "fig3-left", "--config", str(toml)]) == 2
+        err = capsys.readouterr().err
+        assert match in err and len(err.strip().splitlines()) == 1, err
 
 
 @pytest.mark.parametrize("argv,match", [
@@ -141,8 +237,24 @@ def test_cli_experiment_tiny_end_to_end(name, rows, tmp_path, monkeypatch, capsy
     (["experiment", "fig3-left", "--scale", "huge"], "invalid choice"),
     (["experiment", "fig3-left", "--trials", "0"], "--trials"),
     (["experiment", "fig3-left", "--device", "tpu"], "invalid choice"),
+    (["experiment", "fig3-left", "--config", "/nonexistent/c.toml"], "--config"),
 ])
 def test_cli_experiment_bad_input(argv, match, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert match in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("what", ["out", "cache"])
+def test_out_or_cache_that_is_a_file_is_bad_input_before_training(what, tmp_path, monkeypatch, capsys):
+    import headprompt.models.mlm_cache as mlm
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("HEADPROMPT_CACHE", str(blocker if what == "cache" else tmp_path / "cache"))
+    monkeypatch.setattr(mlm, "pretrain", lambda *a, **k: pytest.fail("trained before rejecting bad input"))
+    out = blocker if what == "out" else tmp_path / "out"
+    assert main(["experiment", "fig3-left", "--scale", "tiny", "--device", "cpu", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert ("--out" if what == "out" else "HEADPROMPT_CACHE") in err and "directory" in err
+    assert len(err.strip().splitlines()) == 1

@@ -1,0 +1,205 @@
+"""Figure 3's statistics: accuracy rows with intervals, the quality gate per setting, paired
+verdicts and the controls.
+
+Intervals (95%):
+- an accuracy row (mean test accuracy over trials): Student-t on the logit scale, mapped back,
+  so it stays inside (0, 1) without clipping (accuracies are first moved into
+  ``[1/(2n), 1 - 1/(2n)]``, ``n`` the test-split size); a single trial gives the point.
+- a paired difference (e.g. prompt - head on the same trial's task): Student-t over trials on
+  the raw differences; one trial gives no interval (``null``), which never excludes 0.
+
+A prediction *holds on a setting* when the paired interval's lower end is above 0; it *holds*
+when it holds on every setting the claim is about whose MLM passed the quality gate in every
+trial (settings that failed the gate are listed apart and never count), and there is at least
+one such setting. For the exact ``G`` there is no gate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["accuracy_interval", "paired_interval", "summarize", "quality_by_setting", "compare",
+           "predictions", "controls", "majority_by_setting"]
+
+NUM_TOKENS = 10
+
+
+def _t(n: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, n - 1))
+
+
+def accuracy_interval(values, n_test: int) -> tuple[float, float]:
+    """95% interval of the mean accuracy over trials (t on the logit scale); inside (0, 1)."""
+    v = np.asarray(values, dtype=float)
+    m = float(v.mean())
+    if len(v) < 2:
+        return m, m
+    eps = 1.0 / (2 * max(n_test, 1))
+    z = np.log(np.clip(v, eps, 1 - eps) / (1 - np.clip(v, eps, 1 - eps)))
+    if float(z.std()) == 0.0:
+        return m, m
+    half = _t(len(z)) * float(z.std(ddof=1)) / math.sqrt(len(z))
+    lo, hi = z.mean() - half, z.mean() + half
+    lo, hi = float(1 / (1 + math.exp(-lo))), float(1 / (1 + math.exp(-hi)))
+    return min(lo, m), max(hi, m)
+
+
+def paired_interval(diffs) -> tuple[float, float] | None:
+    """Student-t 95% interval of the mean paired difference; ``None`` for one trial."""
+    d = np.asarray(diffs, dtype=float)
+    if len(d) < 2:
+        return None
+    half = _t(len(d)) * float(d.std(ddof=1)) / math.sqrt(len(d))
+    return float(d.mean() - half), float(d.mean() + half)
+
+
+def _setting(r: dict, keys: tuple) -> tuple:
+    return tuple(r[k] for k in keys)
+
+
+def _order(values: tuple) -> tuple:
+    """Sort key for settings: numbers numerically, strings alphabetically."""
+    return tuple((1, v, "") if isinstance(v, (int, float)) else (0, 0, str(v)) for v in values)
+
+
+def summarize(records: list, keys: tuple, n_test: int) -> list:
+    """One row per (setting, method, model): mean test accuracy, 95% interval, trial count."""
+    groups: dict = {}
+    for r in records:
+        groups.setdefault((_setting(r, keys), r["method"], r["model"]), []).append(r["accuracy"])
+    rows = []
+    for (values, method, model), accs in sorted(groups.items(), key=lambda kv: (_order(kv[0][0]), kv[0][1:])):
+        lo, hi = accuracy_interval(accs, n_test)
+        rows.append({"setting": dict(zip(keys, values)), "method": method, "model": model,
+                     "accuracy": float(np.mean(accs)), "ci95": [lo, hi], "trials": len(accs)})
+    return rows
+
+
+def majority_by_setting(records: list, keys: tuple) -> list:
+    """Mean majority-class test accuracy per setting (the line any classifier must beat)."""
+    groups: dict = {}
+    for r in records:
+        groups.setdefault(_setting(r, keys), {})[r["trial"]] = r["majority"]
+    return [{"setting": dict(zip(keys, s)), "accuracy": float(np.mean(list(v.values()))), "trials": len(v)}
+            for s, v in sorted(groups.items(), key=lambda kv: _order(kv[0]))]
+
+
+def quality_by_setting(results: list, keys: tuple) -> list:
+    """The pretrained MLMs' quality per setting: every trial's gate figures, their means, the
+    worst TV, and whether every trial passed."""
+    groups: dict = {}
+    for res in results:
+        r0 = res["records"][0]
+        groups.setdefault(_setting(r0, keys), []).append({"trial": r0["trial"], **{
+            k: res["quality"][k] for k in ("tv", "tv_first", "mlm_loss", "exact_loss", "loss_gap", "passed",
+                                           "threshold", "steps", "budget", "stopped")}})
+    out = []
+    for s, trials in sorted(groups.items(), key=lambda kv: _order(kv[0])):
+        trials.sort(key=lambda t: t["trial"])
+        out.append({"setting": dict(zip(keys, s)), "trials": trials,
+                    "tv_mean": float(np.mean([t["tv"] for t in trials])),
+                    "tv_max": float(np.max([t["tv"] for t in trials])),
+                    "loss_gap_mean": float(np.mean([t["loss_gap"] for t in trials])),
+                    "passed": all(t["passed"] for t in trials), "threshold": trials[0]["threshold"]})
+    return out
+
+
+def _by_trial(records: list, x_key: str, **match) -> dict:
+    """``{x: {trial: accuracy}}`` of the records matching ``match``."""
+    out: dict = {}
+    for r in records:
+        if all(r.get(k) == v for k, v in match.items()):
+            out.setdefault(r[x_key], {})[r["trial"]] = r["accuracy"]
+    return out
+
+
+def compare(records: list, x_key: str, a: dict, b: dict, *, claim_on=lambda x: True,
+            gate: dict | None = None, uses_mlm: bool = False) -> dict:
+    """Paired ``a - b`` per setting ``x``: mean, 95% interval, whether it excludes 0, whether the
+    setting counts (in the claim and, for the MLM, passed the gate); and the verdict."""
+    A, B = _by_trial(records, x_key, **a), _by_trial(records, x_key, **b)
+    per, holds_on, fails_on, gated_out = [], [], [], []
+    for x in sorted(set(A) & set(B)):
+        trials = sorted(set(A[x]) & set(B[x]))
+        diffs = [A[x][t] - B[x][t] for t in trials]
+        ci = paired_interval(diffs)
+        excludes = ci is not None and ci[0] > 0
+        passed = True if not uses_mlm or gate is None else bool(gate.get(x, False))
+        in_claim = bool(claim_on(x))
+        counts = in_claim and passed
+        per.append({"setting": x, "difference": float(np.mean(diffs)), "ci95": list(ci) if ci else None,
+                    "trials": len(trials), "excludes_zero": excludes, "in_claim": in_claim,
+                    "gate_passed": passed, "counts": counts})
+        if in_claim and not passed:
+            gated_out.append(x)
+        elif counts:
+            (holds_on if excludes else fails_on).append(x)
+    return {"held": bool(holds_on) and not fails_on, "holds_on": holds_on, "fails_on": fails_on,
+            "excluded_by_gate": gated_out, "paired": per}
+
+
+def _fmt(cmp: dict, x_label: str) -> str:
+    parts = []
+    for p in cmp["paired"]:
+        x = p["setting"]
+        ci = f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}]" if p["ci95"] else "[no interval: 1 trial]"
+        flag = "" if p["counts"] else (" (gate failed)" if p["in_claim"] else " (not in claim)")
+        parts.append(f"{x}: {p['difference']:+.3f} {ci}{flag}")
+    return (f"paired difference per {x_label} (mean, 95% t-interval over trials): " + "; ".join(parts)
+            + f". Holds on {cmp['holds_on'] or 'none'}, not on {cmp['fails_on'] or 'none'}"
+            + (f", excluded by the quality gate: {cmp['excluded_by_gate']}" if cmp["excluded_by_gate"] else ""))
+
+
+def predictions(name: str, records: list, quality: list) -> list:
+    """The paper's predictions, per model, as paired verdicts (module docstring)."""
+    out = []
+    if name == "fig3-left":
+        gate = {q["setting"]["hidden_states"]: q["passed"] for q in quality}
+        for model in ("mlm", "exact"):
+            cmp = compare(records, "hidden_states", {"model": model, "method": "prompt"},
+                          {"model": model, "method": "head"}, claim_on=lambda h: h > NUM_TOKENS,
+                          gate=gate, uses_mlm=model == "mlm")
+            out.append({"claim": f"prompt tuning beats head tuning when |H| > |X| = {NUM_TOKENS} ({model})",
+                        "held": cmp["held"], "evidence": "prompt - head " + _fmt(cmp, "|H|"), **cmp})
+        return out
+    gate = {}
+    for q in quality:
+        h = q["setting"]["hidden_total"]
+        gate[h] = gate.get(h, True) and q["passed"]     # both the memory and the vanilla MLM
+    for model in ("mlm", "exact"):
+        cmp = compare(records, "hidden_total", {"model": model, "method": "attention", "data": "memory"},
+                      {"model": model, "method": "head", "data": "vanilla"}, gate=gate, uses_mlm=model == "mlm")
+        out.append({"claim": f"memory HMM + attention head beats vanilla HMM + linear head at equal |M||H| ({model})",
+                    "held": cmp["held"], "evidence": "memory+attention - vanilla+linear " + _fmt(cmp, "|M||H|"),
+                    **cmp})
+    return out
+
+
+def controls(name: str, records: list, quality: list) -> list:
+    """fig3-right's controls: memory + attention against the same attention head on the vanilla
+    data, and against a token-only attention head on the memory data (paired, per model)."""
+    if name != "fig3-right":
+        return []
+    gate_mem = {q["setting"]["hidden_total"]: q["passed"] for q in quality if q["setting"]["data"] == "memory"}
+    gate_van = {q["setting"]["hidden_total"]: q["passed"] for q in quality if q["setting"]["data"] == "vanilla"}
+    out = []
+    for model in ("mlm", "exact"):
+        gate = {h: gate_mem.get(h, False) and gate_van.get(h, False) for h in gate_mem}
+        cmp = compare(records, "hidden_total", {"model": model, "method": "attention", "data": "memory"},
+                      {"model": model, "method": "attention", "data": "vanilla"}, gate=gate,
+                      uses_mlm=model == "mlm")
+        out.append({"control": "same attention head on the vanilla HMM's data", "model": model,
+                    "beaten": cmp["held"], "evidence": "memory+attention - vanilla+attention " + _fmt(cmp, "|M||H|"),
+                    **cmp})
+    for model in ("mlm", "exact"):
+        cmp = compare(records, "hidden_total", {"model": model, "method": "attention", "data": "memory"},
+                      {"model": "none", "method": "attention-tokens", "data": "memory"}, gate=gate_mem,
+                      uses_mlm=model == "mlm")
+        out.append({"control": "token-only attention head (G replaced by a constant) on the memory data",
+                    "model": model, "beaten": cmp["held"],
+                    "evidence": "memory+attention - token-only attention " + _fmt(cmp, "|M||H|"), **cmp})
+    return out
