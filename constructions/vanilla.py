@@ -47,6 +47,7 @@ class EssentialSets:
     nodes: int = 0
     rank_W: int = 0
     candidates: dict = field(default_factory=dict)
+    minimal: bool = True                 # False: the pair is valid, its |H*| not proven smallest
 
 
 def _require_task(hmm: HMM) -> np.ndarray:
@@ -93,7 +94,7 @@ def _support(column) -> frozenset[int]:
     return frozenset(int(h) for h in np.nonzero(np.asarray([v != 0 for v in column]))[0])
 
 
-def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000) -> EssentialSets:
+def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000, improve_nodes: int = 300) -> EssentialSets:
     """Complete exact search for ``(H*, B)`` of Assumption 3.5.
 
     Requirements: ``H* = ∪_{h in B} supp(A[:, h])``; the columns ``W[:, H*]`` are linearly
@@ -103,7 +104,12 @@ def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000) -> EssentialSets:
     keeps the union independent. This finds a pair whenever one exists (any valid ``B'``
     contains a branch's choices, and their union is a subset of ``H*(B')``) and otherwise
     proves that none does. Branch and bound returns a pair with the smallest ``|H*|`` (then
-    the smallest ``|B|``).
+    the smallest ``|B|``) when it finishes within ``improve_nodes`` nodes after the first pair;
+    otherwise it returns the best pair found with ``minimal = False`` (any valid pair serves
+    Theorem 3.6; the search for a smaller one is what can grow exponentially).
+
+    Raises:
+        ConstructionError: ``max_nodes`` nodes were searched before any pair was found.
 
     Returns:
         EssentialSets with the pair found, or with the reason no ``B`` works.
@@ -138,10 +144,16 @@ def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000) -> EssentialSets:
                              candidates={int(k): v for k, v in covering.items()})
     nodes = 0
     best: list = []                      # [(|H*|, |B|), B] of the smallest pair found so far
+    first_found_at: list = []            # the node count when the first pair was found
+
+    class _Stop(Exception):
+        pass
 
     def search(B: tuple[int, ...], union: frozenset) -> None:
         nonlocal nodes
         nodes += 1
+        if best and nodes > first_found_at[0] + improve_nodes:
+            raise _Stop                  # a valid pair is in hand; stop improving it
         if nodes > max_nodes:
             raise ConstructionError(f"Assumption 3.5 search exceeded {max_nodes} nodes; "
                                     "the instance is too large for a complete search")
@@ -150,13 +162,18 @@ def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000) -> EssentialSets:
         missing = [s for s in target if s not in union]
         if not missing:
             best[:] = [(len(union), len(B)), B]
+            first_found_at[:] = first_found_at or [nodes]
             return
         for h in covering[missing[0]]:
             new = union | supports[h]
             if independent(new):
                 search(B + (h,), new)
 
-    search((), frozenset())
+    minimal = True
+    try:
+        search((), frozenset())
+    except _Stop:
+        minimal = False
     B = best[1] if best else None
     if B is None:
         return EssentialSets(False, reason=(f"every set B covering supp(mu) = {target} reaches an "
@@ -165,7 +182,7 @@ def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000) -> EssentialSets:
                              nodes=nodes, rank_W=rank_W, candidates={int(k): v for k, v in covering.items()})
     H_star = frozenset().union(*(supports[h] for h in B)) if B else frozenset()
     return EssentialSets(True, H_star=tuple(sorted(H_star)), B=tuple(sorted(B)), nodes=nodes,
-                         rank_W=rank_W)
+                         rank_W=rank_W, minimal=minimal)
 
 
 def theorem_36_witness(hmm: HMM, sets: EssentialSets | None = None) -> PromptWitness:

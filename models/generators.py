@@ -16,7 +16,7 @@ import numpy as np
 from .exceptions import InputError
 from .hmm import HMM, MemoryHMM
 from .linalg import rank, solve
-from .rational import round_to_denominator
+from .rational import denominator_for, round_to_denominator
 from .rationalize import rationalize
 
 __all__ = ["softmax_temperature", "permutation_mixture", "appendix_d_hmm", "appendix_d_memory_hmm",
@@ -27,6 +27,13 @@ __all__ = ["softmax_temperature", "permutation_mixture", "appendix_d_hmm", "appe
 MIN_LABEL_SHARE = 0.10
 """Each label of a generated task holds on at least this share of screened sequences
 (SPEC section 4: generated instances are never vacuous)."""
+
+
+def _round(probs: np.ndarray, max_denominator: int) -> np.ndarray:
+    """``round_to_denominator`` along axis 0 with a denominator that scales with the vector
+    length (:func:`models.rational.denominator_for`)."""
+    probs = np.asarray(probs, dtype=float)
+    return round_to_denominator(probs, denominator_for(probs.shape[0], max_denominator))
 
 
 def softmax_temperature(size: int, temperature: float, rng: np.random.Generator) -> np.ndarray:
@@ -91,9 +98,9 @@ def random_exact_hmm(num_states: int, num_tokens: int, *, rng: np.random.Generat
         out = np.where(mask, out + 1e-3, 0.0)
         return out / out.sum(axis=0)
 
-    return HMM(round_to_denominator(columns(num_states, num_states), max_denominator),
-               round_to_denominator(columns(num_tokens, num_states), max_denominator),
-               round_to_denominator(rng.dirichlet(np.ones(num_states)), max_denominator))
+    return HMM(_round(columns(num_states, num_states), max_denominator),
+               _round(columns(num_tokens, num_states), max_denominator),
+               _round(rng.dirichlet(np.ones(num_states)), max_denominator))
 
 
 def sparse_transitions(num_states: int, support_size: int, *, rng: np.random.Generator,
@@ -114,7 +121,7 @@ def sparse_transitions(num_states: int, support_size: int, *, rng: np.random.Gen
         support |= set(int(g) for g in others[:max(0, support_size - len(support))])
         w = rng.dirichlet(np.ones(len(support)))
         A[sorted(support), h] = w
-    return round_to_denominator(A, max_denominator)
+    return _round(A, max_denominator)
 
 
 def stationary_distribution(A) -> np.ndarray:
@@ -135,7 +142,7 @@ def stationary_distribution(A) -> np.ndarray:
 
 
 def _rational_columns(matrix: np.ndarray, max_denominator: int) -> np.ndarray:
-    return round_to_denominator(matrix / matrix.sum(axis=0, keepdims=True), max_denominator)
+    return _round(matrix / matrix.sum(axis=0, keepdims=True), max_denominator)
 
 
 def task_with_tie(hmm: HMM, support, *, rng: np.random.Generator, tie_sequence=None) -> np.ndarray:
@@ -289,7 +296,7 @@ def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random
         extra = [g for g in rng.permutation(num_states) if g not in support]
         support |= set(int(g) for g in extra[: max(0, column_support - len(support))])
         A[sorted(support), h] = rng.dirichlet(np.ones(len(support)))
-    A = round_to_denominator(A, max_denominator)
+    A = _round(A, max_denominator)
     H_sorted = sorted(H_star)
     for _ in range(100):
         W = _rational_columns(rng.random((num_tokens, num_states)) + 0.05, max_denominator)
@@ -297,7 +304,7 @@ def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random
             break
     else:  # pragma: no cover - probability zero
         raise InputError("could not draw emission columns with independent essential columns")
-    pi0 = round_to_denominator(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
+    pi0 = _round(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
     hmm = HMM(A, W, pi0)
     mu, facts = _vanilla_task(hmm, H_sorted, rng=rng)
     return hmm.with_task(mu), {"H_star": H_sorted, "B": sorted(B), **facts,
@@ -317,7 +324,7 @@ def full_rank_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Gener
         W = _rational_columns(rng.random((num_tokens, num_states)) + 0.05, max_denominator)
         if rank(W) == min(num_states, num_tokens):
             break
-    pi0 = round_to_denominator(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
+    pi0 = _round(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
     hmm = HMM(A, W, pi0)
     mu, facts = _vanilla_task(hmm, range(num_states), rng=rng)
     return hmm.with_task(mu), {**facts,

@@ -39,7 +39,7 @@ Derivation. Let ``u = 2^-53`` (unit roundoff, round to nearest) and ``gamma_k = 
    term is, so a computed 0 is an exact 0 (an impossible sequence, a zero norm, a position in
    ``R``, ``mu . p = 0`` with both parts 0) and a computed positive is an exact positive.
 7. *Underflow* breaks the relative model (subnormals have absolute error). Every message is
-   rescaled by a power of two to a row maximum in ``[1/2, 1)`` every ``k`` steps and the
+   rescaled by a power of two to a row sum in ``[1/2, 1)`` every ``k`` steps and the
    kernel records each sequence's smallest positive rescaled entry; a step shrinks a positive
    entry by at most ``a w`` (smallest positive ``A`` and embedding entries), so when that
    record is at least :attr:`BoundChain.floor` (``8 * 2^-1022 / (a w)^k``, and
@@ -220,11 +220,11 @@ def _make_chain(A: np.ndarray, pi0: np.ndarray, table: np.ndarray, usable: bool)
 
 
 def bound_chain(hmm: HMM) -> BoundChain:
-    """The :class:`BoundChain` of an exact HMM (cached on the model)."""
-    return hmm.memo("bound_chain", lambda: _build_chain(hmm))
+    """The :class:`BoundChain` of an exact HMM (built once per model)."""
+    return hmm.memo("bound_chain", lambda: _build_bound_chain(hmm))
 
 
-def _build_chain(hmm: HMM) -> BoundChain:
+def _build_bound_chain(hmm: HMM) -> BoundChain:
     A, okA = _to_normal_floats(hmm.A)
     W, okW = _to_normal_floats(hmm.W)
     pi0, okp = _to_normal_floats(hmm.pi0)

@@ -20,6 +20,7 @@ in code (``i = 0`` is the paper's ``tau_1``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -32,19 +33,37 @@ from .exceptions import InputError, SequenceError
 from .hmm import HMM, MemoryHMM
 from .rational import common_denominator
 
-__all__ = ["prior_h1", "IntegerHMM", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
+__all__ = ["prior_h1", "transition_apply", "IntegerHMM", "Step", "token_steps", "embedding_steps", "integer_messages", "shared_backward_messages", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
            "posterior_hidden", "posterior_h0", "memory_posterior", "lift_embedding",
            "reverse_lift", "memory_gbar", "lifted_gbar", "prompt_gbar", "scaled_integer_vector"]
 
 
 def prior_h1(hmm: HMM) -> np.ndarray:
-    """``P[H_1] = A pi0`` (SPEC section 1; ``H_0`` emits nothing), in the arithmetic of the model.
+    """``P[H_1] = A pi0`` (SPEC section 1; ``H_0`` emits nothing): the quantity of
+    :meth:`HMM.hidden_marginal_1`, its definition, evaluated for an exact model through the
+    integer form (one integer product, not ``|H|^2`` Fraction operations), cached on the model.
 
     >>> from models.hmm import HMM
     >>> [str(v) for v in prior_h1(HMM.create([[1, '1/2'], [0, '1/2']], [[1, 1]], ['1/2', '1/2']))]
     ['3/4', '1/4']
     """
-    return hmm.hidden_marginal_1()
+    return hmm.memo("prior_h1", lambda: transition_apply(hmm, hmm.pi0) if hmm.exact
+                    else hmm.hidden_marginal_1())
+
+
+def transition_apply(hmm: HMM, vec) -> np.ndarray:
+    """``A v`` exactly (a Fraction array), through the integer form: one integer
+    matrix-vector product instead of ``|H|^2`` Fraction operations."""
+    ih = integer_hmm(hmm)
+    ints, d = scaled_integer_vector([Fraction(v) for v in vec])
+    out = ih.A_int * _col(ints)
+    den = ih.dA * d
+    return np.array([Fraction(int(out[r, 0]), den) for r in range(ih.num_states)], dtype=object)
+
+
+def _ints(values, den: int) -> list[int]:
+    """``values * den`` as integers (``den`` a multiple of every denominator)."""
+    return [v.numerator * (den // v.denominator) for v in values]
 
 
 def scaled_integer_vector(values: Sequence[Fraction]) -> tuple[list[int], int]:
@@ -54,7 +73,7 @@ def scaled_integer_vector(values: Sequence[Fraction]) -> tuple[list[int], int]:
     ([3, 2], 6)
     """
     d = common_denominator(values)
-    return [int(Fraction(v) * d) for v in values], d
+    return _ints([Fraction(v) for v in values], d), d
 
 
 def _col(ints: Sequence[int]) -> flint.fmpz_mat:
@@ -65,12 +84,37 @@ def _entries(col: flint.fmpz_mat) -> list:
     return [col[r, 0] for r in range(col.nrows())]
 
 
+FUSED_MAX_STATES = 64      # above this, a per-token product matrix costs more than it saves
+
+
+class _TokenMatrices:
+    """``diag(W_int[z]) A_int`` (forward) or ``A_int^T diag(W_int[z])`` (backward), built on
+    first use per token."""
+
+    def __init__(self, ih: "IntegerHMM", kind: str):
+        self.ih, self.kind, self.built = ih, kind, {}
+
+    def __getitem__(self, z: int) -> flint.fmpz_mat:
+        if z not in self.built:
+            ih, n = self.ih, self.ih.num_states
+            D = flint.fmpz_mat(n, n)
+            for h, w in enumerate(ih.W_rows[z]):
+                D[h, h] = w
+            self.built[z] = D * ih.A_int if self.kind == "forward" else ih.AT_int * D
+        return self.built[z]
+
+    def __len__(self) -> int:
+        return self.ih.num_tokens
+
+
 @dataclass(frozen=True)
 class IntegerHMM:
-    """Denominator-cleared integer form of an exact HMM, with per-token message matrices.
+    """Denominator-cleared integer form of an exact HMM, with per-token message steps.
 
     ``A = A_int / dA``, ``W = W_int / dW``, ``pi0 = pi0_int / dpi``; ``forward[z]`` is
-    ``diag(W_int[z]) A_int`` and ``backward[z]`` is ``A_int^T diag(W_int[z])``.
+    ``diag(W_int[z]) A_int`` and ``backward[z]`` is ``A_int^T diag(W_int[z])`` (built on first
+    use); :meth:`step_forward` and :meth:`step_backward` apply them to a message, scaling
+    then multiplying when ``|H|`` exceeds ``FUSED_MAX_STATES``.
     """
 
     A_int: flint.fmpz_mat
@@ -80,8 +124,6 @@ class IntegerHMM:
     dA: int
     dW: int
     dpi: int
-    forward: tuple
-    backward: tuple
     W_rows: tuple
 
     @property
@@ -91,6 +133,30 @@ class IntegerHMM:
     @property
     def num_tokens(self) -> int:
         return self.W_int.nrows()
+
+    @functools.cached_property
+    def forward(self) -> _TokenMatrices:
+        return _TokenMatrices(self, "forward")
+
+    @functools.cached_property
+    def backward(self) -> _TokenMatrices:
+        return _TokenMatrices(self, "backward")
+
+    def step_backward(self, z: int, beta: flint.fmpz_mat) -> flint.fmpz_mat:
+        """``A_int^T (W_int[z] ⊙ beta)`` (one backward step, integers)."""
+        if self.num_states <= FUSED_MAX_STATES:
+            return self.backward[z] * beta
+        return self.AT_int * _scaled(beta, self.W_rows[z])
+
+    def step_forward(self, z: int, alpha: flint.fmpz_mat) -> flint.fmpz_mat:
+        """``W_int[z] ⊙ (A_int alpha)`` (one forward step, integers)."""
+        if self.num_states <= FUSED_MAX_STATES:
+            return self.forward[z] * alpha
+        return _scaled(self.A_int * alpha, self.W_rows[z])
+
+
+def _scaled(col: flint.fmpz_mat, weights) -> flint.fmpz_mat:
+    return flint.fmpz_mat([[col[r, 0] * w] for r, w in enumerate(weights)])
 
 
 def integer_hmm(hmm: HMM) -> IntegerHMM:
@@ -107,20 +173,11 @@ def integer_hmm(hmm: HMM) -> IntegerHMM:
 
 def _build_integer_hmm(hmm: HMM) -> IntegerHMM:
     dA, dW, dpi = (common_denominator(a) for a in (hmm.A, hmm.W, hmm.pi0))
-    A_int = flint.fmpz_mat([[int(v * dA) for v in row] for row in hmm.A])
-    W_rows = tuple(tuple(int(v * dW) for v in row) for row in hmm.W)
+    A_int = flint.fmpz_mat([_ints(row, dA) for row in hmm.A])
+    W_rows = tuple(tuple(_ints(row, dW)) for row in hmm.W)
     W_int = flint.fmpz_mat([list(r) for r in W_rows])
-    pi0_int = _col([int(v * dpi) for v in hmm.pi0])
-    n = hmm.num_states
-    AT = A_int.transpose()
-    fwd, bwd = [], []
-    for row in W_rows:
-        D = flint.fmpz_mat(n, n)
-        for h, w in enumerate(row):
-            D[h, h] = w
-        fwd.append(D * A_int)
-        bwd.append(AT * D)
-    return IntegerHMM(A_int, AT, W_int, pi0_int, dA, dW, dpi, tuple(fwd), tuple(bwd), W_rows)
+    pi0_int = _col(_ints(hmm.pi0, dpi))
+    return IntegerHMM(A_int, A_int.transpose(), W_int, pi0_int, dA, dW, dpi, W_rows)
 
 
 def check_tokens(tokens: Sequence[int], num_tokens: int) -> list[int]:
@@ -141,51 +198,101 @@ def check_tokens(tokens: Sequence[int], num_tokens: int) -> list[int]:
     return [int(z) for z in seq]
 
 
-def _embedding_matrices(ih: IntegerHMM, embeddings: Sequence[Sequence[Fraction]]):
-    """Per-position integer diagonals, scales, and message matrices for arbitrary embeddings."""
+class Step:
+    """One position's message step for an integer embedding ``v = ints / scale``:
+    ``forward(alpha) = v ⊙ (A_int alpha)`` and ``backward(beta) = A_int^T (v ⊙ beta)``, fused
+    into one matrix for small ``|H|``."""
+
+    def __init__(self, ih: IntegerHMM, ints: Sequence[int], scale: int = 1, *, token: int | None = None):
+        self.ih, self.ints, self.scale, self.token = ih, list(ints), scale, token
+
+    def forward(self, alpha: flint.fmpz_mat) -> flint.fmpz_mat:
+        if self.token is not None:
+            return self.ih.step_forward(self.token, alpha)
+        return self._fused("F") * alpha if self._small() else _scaled(self.ih.A_int * alpha, self.ints)
+
+    def backward(self, beta: flint.fmpz_mat) -> flint.fmpz_mat:
+        if self.token is not None:
+            return self.ih.step_backward(self.token, beta)
+        return self._fused("B") * beta if self._small() else self.ih.AT_int * _scaled(beta, self.ints)
+
+    def _small(self) -> bool:
+        return self.ih.num_states <= FUSED_MAX_STATES
+
+    @functools.cache
+    def _fused(self, kind: str) -> flint.fmpz_mat:
+        n = self.ih.num_states
+        D = flint.fmpz_mat(n, n)
+        for h, w in enumerate(self.ints):
+            D[h, h] = w
+        return D * self.ih.A_int if kind == "F" else self.ih.AT_int * D
+
+
+def token_steps(ih: IntegerHMM, tokens: Sequence[int]) -> list[Step]:
+    """The steps of proper embeddings ``e(x_j) = W[x_j] = W_int[x_j] / dW``."""
+    made: dict[int, Step] = {}
+    return [made.setdefault(z, Step(ih, ih.W_rows[z], ih.dW, token=z)) for z in tokens]
+
+
+def embedding_steps(ih: IntegerHMM, embeddings: Sequence[Sequence[Fraction]]) -> list[Step]:
+    """The steps of arbitrary nonnegative embeddings (one per position; repeated vectors share
+    one step).
+
+    Raises:
+        InputError: a wrong length or a negative entry.
+    """
     n = ih.num_states
-    fwd, bwd, scales = [], [], []
-    seen: dict = {}                               # repeated embeddings (tokens) built once
+    steps, seen = [], {}
     for j, v in enumerate(embeddings):
         if len(v) != n:
             raise InputError(f"embedding {j}: expected {n} entries (one per hidden state), found {len(v)}")
-        if id(v) in seen:                         # the same object again (alive in `embeddings`)
-            F, B, d = seen[id(v)]
-            fwd.append(F)
-            bwd.append(B)
-            scales.append(d)
-            continue
-        vals = tuple(Fraction(x) for x in v)
-        if vals in seen:
+        if id(v) not in seen:                     # the same object again (alive in `embeddings`)
+            vals = tuple(Fraction(x) for x in v)
+            if vals not in seen:
+                if any(x < 0 for x in vals):
+                    raise InputError(f"embedding {j}: entries must be nonnegative")
+                ints, d = scaled_integer_vector(vals)
+                seen[vals] = Step(ih, ints, d)
             seen[id(v)] = seen[vals]
-        else:
-            if any(x < 0 for x in vals):
-                raise InputError(f"embedding {j}: entries must be nonnegative")
-            ints, d = scaled_integer_vector(vals)
-            D = flint.fmpz_mat(n, n)
-            for h, w in enumerate(ints):
-                D[h, h] = w
-            seen[vals] = seen[id(v)] = (D * ih.A_int, ih.AT_int * D, d)
-        F, B, d = seen[vals]
-        fwd.append(F)
-        bwd.append(B)
-        scales.append(d)
-    return fwd, bwd, scales
+        steps.append(seen[id(v)])
+    return steps
 
 
-def _messages(ih: IntegerHMM, fwd: Sequence, bwd: Sequence):
-    """Integer ``pre_j`` (j = 0..t-1) and ``beta_j`` (j = 0..t-1) as flint columns."""
-    t = len(fwd)
+def integer_messages(ih: IntegerHMM, steps: Sequence[Step]):
+    """The exact message-passing kernel: integer ``pre_j`` and ``beta_j`` (``j = 0..t-1``) as
+    flint columns, and the last forward message ``alpha_{t-1}``::
+
+        alpha_{-1} = pi0_int,  pre_j = A_int alpha_{j-1},  alpha_j = v_j ⊙ pre_j
+        beta_{t-1} = 1,        beta_{j-1} = A_int^T (v_j ⊙ beta_j)
+    """
+    t = len(steps)
     pre, alpha = [], ih.pi0_int
-    for j in range(t):
+    for step in steps:
         pre.append(ih.A_int * alpha)
-        alpha = fwd[j] * alpha
+        alpha = step.forward(alpha)
     beta = [None] * t
     b = _col([1] * ih.num_states)
     for j in range(t - 1, -1, -1):
         beta[j] = b
-        b = bwd[j] * b
-    return pre, beta
+        b = steps[j].backward(b)
+    return pre, beta, alpha
+
+
+def shared_backward_messages(ih: IntegerHMM, sequences):
+    """``(x, beta_int(x))`` for every token sequence, shortest first: the integer backward
+    message ``beta_{-1}`` of :func:`integer_messages` (so ``pi0 . beta(x) = Pr(X = x)`` up to
+    the scale ``(dA dW)^len(x)``), computed once per distinct suffix and shared between the
+    sequences that end alike."""
+    cache = {(): _col([1] * ih.num_states)}
+    for seq in sorted(sequences, key=len):
+        k = 0                                   # seq[k:] is the longest cached suffix
+        while seq[k:] not in cache:
+            k += 1
+        vec = cache[seq[k:]]
+        for j in range(k - 1, -1, -1):
+            vec = ih.step_backward(seq[j], vec)
+            cache[seq[j:]] = vec
+        yield seq, vec
 
 
 def _tau_int(pre: flint.fmpz_mat, beta: flint.fmpz_mat) -> list:
@@ -227,9 +334,9 @@ def _tau_integer(hmm: HMM, embeddings, i: int):
     t = len(embeddings)
     if not 0 <= i < t:
         raise InputError(f"position {i} is outside 0..{t - 1}")
-    fwd, bwd, scales = _embedding_matrices(ih, embeddings)
-    pre, beta = _messages(ih, fwd, bwd)
-    return ih, _tau_int(pre[i], beta[i]), scales
+    steps = embedding_steps(ih, embeddings)
+    pre, beta, _ = integer_messages(ih, steps)
+    return ih, _tau_int(pre[i], beta[i]), [st.scale for st in steps]
 
 
 def gbar(hmm: HMM, embeddings: Sequence[Sequence[Fraction]], i: int) -> list[Fraction]:
@@ -253,7 +360,7 @@ def conditionals(hmm: HMM, tokens: Sequence[int]) -> list[list[Fraction]]:
     """
     ih = integer_hmm(hmm)
     seq = check_tokens(tokens, hmm.num_tokens)
-    pre, beta = _messages(ih, [ih.forward[z] for z in seq], [ih.backward[z] for z in seq])
+    pre, beta, _ = integer_messages(ih, token_steps(ih, seq))
     return [_gbar_from_tau(ih, _tau_int(pre[i], beta[i])) for i in range(len(seq))]
 
 
@@ -275,10 +382,10 @@ def posterior_hidden(hmm: HMM, tokens: Sequence[int], i: int) -> list[Fraction]:
         raise InputError(f"hidden index {i} is outside 0..{len(seq)}")
     alpha = ih.pi0_int
     for z in seq[:i]:
-        alpha = ih.forward[z] * alpha
+        alpha = ih.step_forward(z, alpha)
     beta = _col([1] * ih.num_states)
     for z in reversed(seq[i:]):
-        beta = ih.backward[z] * beta
+        beta = ih.step_backward(z, beta)
     return _normalise([a * b for a, b in zip(_entries(alpha), _entries(beta))])
 
 

@@ -3,7 +3,7 @@
 Same definitions as :mod:`models.inference_exact` (SPEC section 1, eq. B.1), computed with
 messages rescaled at every step, so ``T = 10,000`` neither underflows nor loses accuracy:
 ``tau_i`` is only needed up to a positive factor, because ``Gbar_i`` and every posterior are
-normalised. The rescaling multiplies each message by a power of two (its row maximum moved
+normalised. The rescaling multiplies each message by a power of two (its row sum moved
 into ``[1/2, 1)``), which is exact in binary floating point, so a message computed here is the
 float image of the exact message times a known power of two; :mod:`models.inference_bounds`
 builds its rigorous error bounds on this very kernel. A message that is exactly zero (an
@@ -96,11 +96,17 @@ def proper_embeddings(hmm: HMM, tokens) -> np.ndarray:
     return float_arrays(hmm)[2][tokens]  # [n, t, H]
 
 
-def _rescale(v: np.ndarray) -> None:
-    """Multiply each row of ``v`` (``[n, H]``, in place) by the power of two that moves its
-    maximum into ``[1/2, 1)``; zero rows stay zero. Exact unless a result is subnormal."""
-    _, e = np.frexp(v.max(axis=1))                    # [n]
+def _rescale(v: np.ndarray, ones: np.ndarray) -> np.ndarray:
+    """Multiply each row of ``v`` (``[n, H]``, nonnegative, in place) by the power of two
+    ``2^-e`` that moves its sum into ``[1/2, 1)`` (so its maximum is in ``[1/(2H), 1)``); zero
+    rows stay zero. Exact unless a result is subnormal. Returns ``e`` (``[n]``). The sum is a
+    matrix-vector product: a reduction along a short axis is far slower in numpy."""
+    _, e = np.frexp(v @ ones)                         # [n]
     v *= np.ldexp(1.0, -e)[:, None]
+    return e
+
+
+_LOW, _HIGH = 2.0 ** -256, 2.0 ** 256
 
 
 def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
@@ -115,7 +121,8 @@ def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
 
 def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.ndarray,
                     idx: np.ndarray, *, forward: bool = True, backward: bool = True,
-                    store: bool = True, track: bool = False, every: int | None = None) -> dict:
+                    store: bool = True, track: bool = False, every: int | None = None,
+                    store_alpha: bool = False) -> dict:
     """The one float message-passing kernel: forward and backward messages of a batch.
 
     Embeddings are rows of ``table`` (``[K, H]``): position ``j`` of sequence ``r`` uses
@@ -126,27 +133,44 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
         beta_{t-1} = 1                    beta_{j-1} = A^T (v_j ⊙ beta_j)
 
     every ``every`` steps (default :func:`rescale_interval`) each row is multiplied by the
-    power of two that moves its maximum into ``[1/2, 1)``. Returns a dict with (as asked)
+    power of two that moves its sum into ``[1/2, 1)`` (with neither ``track`` nor ``every``,
+    only when a row sum leaves ``[2^-256, 2^256]``, which saves most rescalings). Returns a dict with (as asked)
     ``pre`` and ``beta`` (``[t, n, H]``, when ``store``; rows of different positions carry
-    different powers of two), ``alpha`` (``alpha_{t-1}``, ``[n, H]``), ``beta0``
+    different powers of two; with ``store_alpha`` the forward array holds ``alpha_j`` instead
+    of ``pre_j``, under the key ``alphas``), ``alpha`` (``alpha_{t-1}``, ``[n, H]``), ``beta0``
     (``A^T (v_0 ⊙ beta_0) ∝ Pr(x | H_0)``, ``[n, H]``), and with ``track`` ``minpos``
     (``[n]``): the smallest positive entry of a rescaled message (``inf`` if none), the
-    underflow guard of :mod:`models.inference_bounds`.
+    underflow guard of :mod:`models.inference_bounds`, and ``shift_alpha``, ``shift_beta0``
+    (``[n]`` int): the total exponents applied, so ``alpha = 2^shift_alpha * (alpha computed
+    without rescaling)`` and likewise ``beta0``.
     """
     t, n = idx.shape
     H = A.shape[0]
+    adaptive = every is None and not track
     every = rescale_interval(A, table) if every is None else every
     out: dict = {"every": every}
+    ones = np.ones(H)
     if track:
         out["minpos"] = minpos = np.full(n, np.inf)
+        shift = {"f": np.zeros(n, dtype=np.int64), "b": np.zeros(n, dtype=np.int64)}
 
-    def settle(v: np.ndarray, step: int) -> None:
-        """Rescale (and record the guard) at every ``every``-th step and at the last one."""
+    def settle(v: np.ndarray, step: int, direction: str) -> None:
+        """Rescale (and record the guard) at every ``every``-th step and at the last one; when
+        adaptive (no bound claimed, no interval asked), only when a row sum leaves
+        ``[2^-256, 2^256]``."""
+        if adaptive:
+            sums = v @ ones
+            if step != t - 1 and sums.min() >= _LOW and sums.max() <= _HIGH:
+                return
+            _, e = np.frexp(sums)
+            v *= np.ldexp(1.0, -e)[:, None]
+            return
         if (step + 1) % every and step != t - 1:
             return
-        _rescale(v)
+        e = _rescale(v, ones)
         if not track:
             return
+        shift[direction] -= e
         m = v.min(axis=1)
         zero = m == 0
         if zero.any():
@@ -162,14 +186,18 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
             a[:] = pi0
             buf = np.empty((n, H))
             for j in range(t):
-                p = pre[j] if store else buf
+                p = pre[j] if store and not store_alpha else buf
                 np.matmul(a, AT, out=p)                     # [n, H]: rows are (A alpha)^T
-                settle(p, j)
+                settle(p, j, "f")
                 np.take(table, idx[j], axis=0, out=emb)
                 np.multiply(emb, p, out=a)                  # alpha_j = v_j ⊙ pre_j
+                if store and store_alpha:
+                    pre[j] = a
             out["alpha"] = a
+            if track:
+                out["shift_alpha"] = shift["f"]
             if store:
-                out["pre"] = pre
+                out["alphas" if store_alpha else "pre"] = pre
         if backward:
             beta = np.empty((t, n, H)) if store else None
             b = np.ones((n, H))
@@ -181,8 +209,10 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
                 np.multiply(emb, b, out=y)                  # v_j ⊙ beta_j
                 b = np.empty((n, H)) if store else b
                 np.matmul(y, A, out=b)                      # A^T (v_j ⊙ beta_j), as rows
-                settle(b, step)
+                settle(b, step, "b")
             out["beta0"] = b
+            if track:
+                out["shift_beta0"] = shift["b"]
             if store:
                 out["beta"] = beta
     return out
@@ -243,14 +273,12 @@ def posterior_marginals(hmm: HMM, tokens) -> np.ndarray:
     """Smoothed marginals ``P[H_i | X_{1:T} = x]`` for ``i = 1..T`` (forward-backward, the
     quantity of hmmlearn's ``predict_proba`` and dynamax's ``smoothed_probs``): ``[n, T, H]``
     (a view of a time-major array)."""
-    m = _token_messages(hmm, tokens)
-    W = float_arrays(hmm)[2]
-    tokens = check_token_array(tokens, hmm.num_tokens)
-    post = m["pre"]
-    post *= m["beta"]
-    post *= W[tokens.T]                                            # alpha_i ⊙ beta_i
-    s = post.sum(axis=2, keepdims=True)
-    post /= np.where(s > 0, s, 1.0)
+    m = _token_messages(hmm, tokens, store_alpha=True)
+    post = m["alphas"]
+    post *= m["beta"]                                              # alpha_i ⊙ beta_i, [T, n, H]
+    s = (post @ np.ones(post.shape[2]))[:, :, None]
+    np.maximum(s, np.finfo(float).tiny, out=s)                     # zero rows stay zero
+    post /= s
     return post.transpose(1, 0, 2)
 
 

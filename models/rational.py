@@ -17,7 +17,7 @@ import numpy as np
 from .exceptions import ExactnessError, InputError
 
 __all__ = ["to_fraction", "fraction_array", "format_fraction", "format_array",
-           "round_to_denominator", "common_denominator", "is_exact_array"]
+           "round_to_denominator", "denominator_for", "common_denominator", "is_exact_array"]
 
 
 def to_fraction(value: Any, *, name: str = "value") -> Fraction:
@@ -118,10 +118,22 @@ def common_denominator(values: Any) -> int:
     >>> common_denominator([Fraction(1, 4), Fraction(1, 6), 3])
     12
     """
-    den = 1
-    for v in np.asarray(values, dtype=object).flat:
-        den = math.lcm(den, Fraction(v).denominator)
-    return den
+    dens = {v.denominator if isinstance(v, Fraction) else Fraction(v).denominator
+            for v in np.asarray(values, dtype=object).flat}
+    return math.lcm(*dens) if dens else 1
+
+
+def denominator_for(length: int, base: int) -> int:
+    """The denominator for rationalizing a probability vector of ``length`` entries: ``base``
+    while ``length <= base / 4``, else the next multiple of ``base`` giving at least four units
+    per entry, so a long vector keeps distinct, positive entries (``|H| = 1000``, ``|X| = 1000``).
+
+    >>> denominator_for(25, 100), denominator_for(100, 100), denominator_for(1000, 100)
+    (100, 400, 4000)
+    """
+    if 4 * length <= base:
+        return base
+    return base * -(-4 * length // base)
 
 
 def round_to_denominator(probs: np.ndarray, max_denominator: int, *, axis: int = 0) -> np.ndarray:

@@ -106,7 +106,9 @@ def check_35(hmm: HMM) -> dict:
     if sets.found:
         return {"holds": True, "H_star": list(sets.H_star), "B": list(sets.B),
                 "why": f"H* = {list(sets.H_star)} is the one-step reach of B = {list(sets.B)}, "
-                       f"W[:, H*] has independent columns and supp(mu) ⊆ H*",
+                       f"W[:, H*] has independent columns and supp(mu) ⊆ H*"
+                       + ("" if sets.minimal else f" (a valid pair; the search for a smaller H* stopped "
+                                                  f"after {sets.nodes} nodes)"),
                 "_sets": sets}
     return {"holds": False, "why": sets.reason, "blocking": list(sets.blocking),
             "rank_W": sets.rank_W, "_sets": sets}

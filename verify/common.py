@@ -100,7 +100,7 @@ def label_counts(expected) -> dict:
 MAX_SECONDS = 600
 """What ``verify theorem`` accepts must finish: estimated seconds above this are refused."""
 
-MAX_TOKENS = 5_000_000
+MAX_TOKENS = 20_000_000
 """Sampled sequences x length (the sampled pool is held in memory)."""
 
 MAX_FLOAT_ENTRIES = 50_000_000

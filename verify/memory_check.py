@@ -131,35 +131,19 @@ def _dot(a: Sequence, b: Sequence):
 
 
 class _Chain:
-    """Integer messages on the lifted chain; ``tau_i = pre_i ⊙ beta_i`` share one scale."""
+    """Integer messages on the lifted chain (:func:`models.inference_exact.integer_messages`);
+    ``tau_i = pre_i ⊙ beta_i`` share one scale."""
 
     def __init__(self, mhmm: MemoryHMM, u: Sequence[Fraction] | None):
         self.ih = integer_hmm(mhmm.lift())
-        self.ones = flint.fmpz_mat([[1]] * self.ih.num_states)
-        self.u_fwd = self.u_bwd = None
-        if u is not None:
-            ints, _ = scaled_integer_vector([Fraction(v) for v in u])
-            L = self.ih.num_states
-            D = flint.fmpz_mat(L, L)
-            for k, w in enumerate(ints):
-                D[k, k] = w
-            self.u_fwd, self.u_bwd = D * self.ih.A_int, self.ih.AT_int * D
+        self.prompt = None if u is None else ie.embedding_steps(self.ih, [[Fraction(v) for v in u]])[0]
 
     def taus(self, seq: Sequence[int], *, prompt: bool = False):
         """``(tau_i entries for every position, total mass Pr(x) up to scale)``."""
-        ih = self.ih
-        fwd = ([self.u_fwd] if prompt else []) + [ih.forward[z] for z in seq]
-        bwd = ([self.u_bwd] if prompt else []) + [ih.backward[z] for z in seq]
-        pre, alpha = [], ih.pi0_int
-        for F in fwd:
-            pre.append(ih.A_int * alpha)
-            alpha = F * alpha
-        out = [None] * len(fwd)
-        b = self.ones
-        for j in range(len(fwd) - 1, -1, -1):
-            out[j] = [p * q for p, q in zip(_entries(pre[j]), _entries(b))]
-            b = bwd[j] * b
-        return out, _entries(alpha)
+        steps = ([self.prompt] if prompt else []) + ie.token_steps(self.ih, seq)
+        pre, beta, alpha = ie.integer_messages(self.ih, steps)
+        taus = [[p * q for p, q in zip(_entries(a), _entries(b))] for a, b in zip(pre, beta)]
+        return taus, _entries(alpha)
 
 
 def _entries(col) -> list:

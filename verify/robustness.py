@@ -28,7 +28,7 @@ import flint
 import numpy as np
 
 from ..models.hmm import HMM
-from ..models.inference_exact import integer_hmm
+from ..models.inference_exact import integer_hmm, shared_backward_messages
 
 __all__ = ["SequenceMargins", "sequence_margins", "robustness_block", "sequence_probability"]
 
@@ -82,17 +82,9 @@ def _dot_backward(hmm: HMM, rows: list, sequences):
     den = [math.lcm(*(Fraction(v).denominator for v in r)) for r in rows]
     R = flint.fmpz_mat([[int(Fraction(v) * d) for v in r] for r, d in zip(rows, den)])
     step = ih.dA * ih.dW                          # beta_int = step^t beta for a length-t sequence
-    cache = {(): flint.fmpz_mat([[1]] * ih.num_states)}
-    out = []
-    for seq in sorted({tuple(int(z) for z in s) for s in sequences}, key=lambda s: (len(s), s)):
-        k = 0
-        while seq[k:] not in cache:
-            k += 1
-        vec = cache[seq[k:]]
-        for j in range(k - 1, -1, -1):
-            vec = ih.backward[seq[j]] * vec
-            cache[seq[j:]] = vec
-        out.append((seq, [int(x) for x in (R * vec).entries()], step ** len(seq)))
+    distinct = sorted({tuple(int(z) for z in s) for s in sequences}, key=lambda s: (len(s), s))
+    out = [(seq, [int(x) for x in (R * vec).entries()], step ** len(seq))
+           for seq, vec in shared_backward_messages(ih, distinct)]
     return den, out
 
 
@@ -106,6 +98,57 @@ def sequence_probability(hmm: HMM, sequences: Sequence[Sequence[int]]) -> dict:
     """
     den, values = _dot_backward(hmm, [hmm.pi0], sequences)
     return {seq: Fraction(v[0], den[0] * scale) for seq, v, scale in values}
+
+
+def _candidates(hmm: HMM, theorem: str, b, u, sequences) -> tuple[int, list]:
+    """``(counted, candidates, unsure)``: how many sequences provably have ``Pr(x) > 0``, the
+    sequences that
+    can attain ``min |b . g|``, ``min |mu . p|`` or the smallest nonzero ``|b . g|``, found with
+    the float kernel and the a priori bound of :mod:`models.inference_bounds` (every other
+    sequence provably lies above them), so only these need exact values. Sequences the bound
+    cannot place (underflow guard, an unusable instance) are candidates, and ``unsure``."""
+    from ..models import inference_bounds as ib
+    from ..models import inference_float as iff
+    from .vanilla import _Rows, _by_length
+
+    rows = _Rows(hmm, theorem, b, u, None)                  # [W^T b ⊙ pre, mu ⊙ pi0, pre, pi0, .]
+    chain = ib.bound_chain(hmm)
+    seqs = [tuple(int(z) for z in s) for s in sequences]
+    counted, keep, unsure = 0, [], set()
+    parts = []
+    for where, tokens in _by_length(seqs):
+        t, H = tokens.shape[1], hmm.num_states
+        m = iff.scaled_messages(chain.A, chain.AT, chain.pi0, chain.W, np.ascontiguousarray(tokens.T),
+                                forward=False, store=False, track=True, every=chain.every)
+        P, N = m["beta0"] @ rows.pos, m["beta0"] @ rows.neg
+        k = ib.backward_count(t, H) + 1 + H
+        sign, decided, bound = ib.certified_signs(P, N, k)
+        ok = decided[:, [2, 3]].all(axis=1) & (m["minpos"] >= rows.floor) & rows.usable
+        g = ib.gamma(k)
+        slack = (1 + g) / (1 - g) * (1 + 8 * ib.UNIT_ROUNDOFF)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = []
+            for num, den in ((0, 2), (1, 3)):               # |b . g| = |P0 - N0| / P2, |mu . p| = |P1 - N1| / P3
+                mag = np.abs(P[:, num] - N[:, num])
+                lo = np.where(decided[:, num], np.maximum(mag - bound[:, num], 0) / (P[:, den] * slack), 0.0)
+                hi = (mag + bound[:, num]) * slack / P[:, den]
+                out.append((lo, hi, decided[:, num] & (sign[:, num] != 0)))
+        possible = sign[:, 3] > 0
+        parts.append((where, ok, possible, out))
+    lo_top = [np.inf, np.inf, np.inf]                        # smallest upper bounds: head, task, nonzero head
+    for where, ok, possible, out in parts:
+        live = ok & possible
+        (hl, hh, hnz), (tl, th, _) = out
+        lo_top[0] = min(lo_top[0], hh[live].min(initial=np.inf))
+        lo_top[1] = min(lo_top[1], th[live].min(initial=np.inf))
+        lo_top[2] = min(lo_top[2], hh[live & hnz].min(initial=np.inf))
+    for where, ok, possible, out in parts:
+        (hl, hh, hnz), (tl, th, _) = out
+        counted += int((possible & ok).sum())
+        pick = ~ok | (possible & ((hl <= lo_top[0]) | (tl <= lo_top[1]) | (hl <= lo_top[2]) | ~hnz))
+        keep += [seqs[where[r]] for r in np.flatnonzero(pick)]
+        unsure |= {seqs[where[r]] for r in np.flatnonzero(~ok)}
+    return counted, keep, unsure
 
 
 def _floor_float(x: Fraction) -> float:
@@ -128,7 +171,12 @@ def robustness_block(hmm: HMM, theorem: str, b: Sequence, u: Sequence | None,
     counts the sequences on which both the head's verdict and ``F*`` provably carry over to
     the learned model.
     """
+    counted = None
+    if rationalization is None and len(sequences) > 64:
+        counted, sequences, unsure = _candidates(hmm, theorem, b, u, sequences)
     margins = sequence_margins(hmm, theorem, b, u, sequences)
+    if counted is not None:
+        counted += sum(1 for m in margins if m.sequence in unsure)
     b_l1, mu_l1 = _l1(b), _l1(hmm.mu)
     if not margins:
         return {"min_margin": None, "radius": None, "norm": "sup", "what": "no counted sequence"}
@@ -141,6 +189,7 @@ def robustness_block(hmm: HMM, theorem: str, b: Sequence, u: Sequence | None,
     out = {"min_margin": _floor_float(min_head), "radius": _floor_float(radius), "norm": "sup",
            "task_radius": _floor_float(task_radius),
            "zero_margin_sequences": len(margins) - len(nonzero),
+           "counted_sequences": len(margins) if counted is None else counted,
            "radius_off_zero_margins": _floor_float(min(nonzero) / b_l1) if nonzero and b_l1 else None,
            "what": (f"the head's verdict 1(b . g >= 0) on every counted sequence is the same for any model whose "
                     f"{read} at that sequence is within radius of this one's in the sup norm (|b . g' - b . g| <= "

@@ -29,7 +29,7 @@ from ..models import inference_bounds as ib
 from ..models import inference_exact as ie
 from ..models import inference_float as iff
 from ..models.hmm import HMM
-from ..models.inference_exact import integer_hmm, prior_h1, scaled_integer_vector
+from ..models.inference_exact import integer_hmm, prior_h1, scaled_integer_vector, transition_apply
 from ..models.task import label, labels, task_margin
 
 __all__ = ["read_position_prior", "Decision", "CheckResult", "check_sequences", "identity_check",
@@ -45,7 +45,7 @@ def read_position_prior(hmm: HMM, theorem: str, u: Sequence[Fraction] | None) ->
     p1 = prior_h1(hmm)
     if theorem == "3.3":
         return p1
-    return hmm.A.dot(np.asarray(u, dtype=object) * p1)
+    return transition_apply(hmm, np.asarray(u, dtype=object) * p1)
 
 
 @dataclass
@@ -70,6 +70,7 @@ class CheckResult:
     identity_agree: int = 0
     exact_fallbacks: int = 0
     decided_by: dict = field(default_factory=dict)      # path -> sequences it decided
+    expected_labels: list = field(default_factory=list)  # F*(x) of each sequence with Pr(x) > 0
     first_disagreement: Decision | None = None
     decisions: list = field(default_factory=list)
 
@@ -126,24 +127,6 @@ class _Rows:
         identity = (v0 * sS * lam.denominator == v1 * sF * lam.numerator) and v2 > 0 and v3 > 0
         return Decision(tuple(seq), possible=v3 > 0, expected=label(v1), got=label(v0),
                         tie=v1 == 0, zero_norm=v2 == 0, identity=bool(identity), certified_by=how)
-
-
-def _backward_exact(ih, seqs):
-    """Integer backward messages ``beta(x)`` for each sequence, sharing suffixes."""
-    cache = {(): flint.fmpz_mat([[1]] * ih.num_states)}
-
-    def beta(seq):
-        k = 0                                   # seq[k:] is the longest cached suffix
-        while seq[k:] not in cache:
-            k += 1
-        vec = cache[seq[k:]]
-        for j in range(k - 1, -1, -1):
-            vec = ih.backward[seq[j]] * vec
-            cache[seq[j:]] = vec
-        return vec
-
-    for s in sorted(seqs, key=len):
-        yield s, beta(s)
 
 
 def _by_length(sequences) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -206,6 +189,7 @@ def check_sequences(hmm: HMM, theorem: str, b, u, sequences, *, mode: str = "exa
     result.identity_agree = int((identity & possible).sum())
     agree = (expected == got) & possible
     result.agree = int(agree.sum())
+    result.expected_labels = expected[possible].tolist()
     for code, name in enumerate(_PATHS):
         count = int((how == code).sum())
         if count:
@@ -241,7 +225,7 @@ def _exact_columns(ih, rows: _Rows, seq_list, how: str) -> list[np.ndarray]:
     where: dict[tuple, list[int]] = {}
     for k, s in enumerate(seq_list):
         where.setdefault(tuple(s), []).append(k)
-    for seq, beta in _backward_exact(ih, list(where)):
+    for seq, beta in ie.shared_backward_messages(ih, list(where)):
         v = rows.matrix * beta
         d = rows.decide(seq, *(int(v[r, 0]) for r in range(4)))
         for k in where[seq]:

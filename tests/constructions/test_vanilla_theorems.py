@@ -201,3 +201,19 @@ def test_assumptions_hold_implies_verified(hmm):
     res = check_sequences(hmm, "3.6", w.b, w.u, seqs)
     assert res.agree == res.checked > 0
     assert all(f_star == f for f_star, f in oracle_decisions(hmm, "3.6", w.b, w.u, seqs).values())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_essential_sets_stopped_early_are_still_a_valid_pair(seed):
+    """With no budget to improve the first pair, the search returns it (minimal = False): B's
+    one-step reach is H*, it covers supp(mu) and W[:, H*] has independent columns (sympy)."""
+    hmm, _ = prompt_friendly_hmm(9, 4, rng=np.random.default_rng(seed))
+    full = find_essential_sets(hmm)
+    quick = find_essential_sets(hmm, improve_nodes=0)
+    assert full.found and quick.found and full.minimal
+    reach = sorted({g for h in quick.B for g in range(hmm.num_states) if hmm.A[g, h] != 0})
+    assert list(quick.H_star) == reach
+    assert {h for h in range(hmm.num_states) if hmm.mu[h] != 0} <= set(quick.H_star)
+    assert oracle.sympy_rank([list(hmm.W[:, h]) for h in quick.H_star]) == len(quick.H_star)
+    assert len(full.H_star) <= len(quick.H_star)
+    assert quick.minimal == (quick.nodes == full.nodes)

@@ -79,6 +79,33 @@ def test_hmmlearn_posteriors_on_a_long_sequence():
     np.testing.assert_allclose(ours, theirs, atol=1e-8)
     for k in (1, 5000, 10_000):
         np.testing.assert_allclose(iff.posterior_hidden(hmm, tokens, k)[0], theirs[k - 1], atol=1e-8)
+    np.testing.assert_allclose(iff.posterior_marginals(hmm, tokens)[0], theirs, atol=1e-8)
+
+
+def test_batched_smoothing_matches_hmmlearn_sequence_by_sequence():
+    """The time-major batch (sequences of one length) against hmmlearn, one sequence at a time."""
+    hmmlearn = pytest.importorskip("hmmlearn.hmm")
+    hmm = appendix_d_hmm(5, 4, rng=np.random.default_rng(7))
+    tokens, _ = sample(hmm, 40, 25, rng=np.random.default_rng(8))
+    model = hmmlearn.CategoricalHMM(n_components=5, init_params="", params="")
+    model.startprob_, model.transmat_, model.emissionprob_ = hmm.A @ hmm.pi0, hmm.A.T, hmm.W.T
+    ours = iff.posterior_marginals(hmm, tokens)
+    for r in range(len(tokens)):
+        np.testing.assert_allclose(ours[r], model.predict_proba(tokens[r][:, None]), atol=1e-10)
+
+
+def test_kernel_rescaling_is_an_exact_power_of_two():
+    """The certified kernel's messages are the unscaled float messages times 2^shift, bit for bit
+    (item 1 of models.inference_bounds: power-of-two scaling is exact)."""
+    hmm = appendix_d_hmm(4, 3, rng=np.random.default_rng(9))
+    tokens, _ = sample(hmm, 7, 40, rng=np.random.default_rng(10))
+    A, AT, W, pi0 = iff.float_arrays(hmm)
+    idx = np.ascontiguousarray(tokens.T)
+    m = iff.scaled_messages(A, AT, pi0, W, idx, forward=False, store=False, track=True, every=1)
+    b = np.ones((len(tokens), 4))
+    for j in range(tokens.shape[1] - 1, -1, -1):          # the same operations, never rescaled
+        b = (W[idx[j]] * b) @ A
+    assert np.array_equal(m["beta0"], np.ldexp(b, m["shift_beta0"][:, None]))
 
 
 def test_long_sequence_matches_exact():
