@@ -44,7 +44,7 @@ from ..models import inference_float as iff
 from ..models.exceptions import InputError, InternalError
 from ..models.hmm import MemoryHMM
 from ..models.inference_exact import integer_hmm, scaled_integer_vector
-from ..models.task import is_tie, label, task_margin
+from ..models.task import is_tie, label, labels, task_margin
 
 __all__ = ["MemoryDecision", "MemoryCheckResult", "check_sequences", "region_positions",
            "decide_direct", "identity_check", "FLOAT_TIE_TOLERANCE"]
@@ -241,10 +241,10 @@ def _exact_decisions(mhmm, witness, fn: _Functionals, seqs, evaluate_outside_R):
         d = MemoryDecision(seq, bool(possible), Z)
         if possible and (Z or evaluate_outside_R):
             star = _dot(fn.task_int, alpha)
-            d.expected, d.tie = int(star >= 0), bool(star == 0)
+            d.expected, d.tie = label(star), is_tie(star)
             head_taus = chain.taus(seq, prompt=True)[0] if prompt else taus
             total, d.attended = _exact_head(fn, head_taus, seq, prompt)
-            d.got = int(total >= 0)
+            d.got = label(total)
         yield d
 
 
@@ -366,7 +366,7 @@ def _fast_decisions(mhmm, witness, fn: _Functionals, seqs, evaluate_outside_R, c
             att = score >= top - FLOAT_TIE_TOLERANCE * (1 + np.abs(top))
             S = (att * (p - q)).sum(axis=0)
             star = sP - sN
-            got, expected, tie, ok = S >= 0, star >= 0, star == 0, np.ones(n, dtype=bool)
+            got, expected, tie, ok = labels(S) == 1, labels(star) == 1, star == 0, np.ones(n, dtype=bool)
         else:
             cnt = np.array([ib.forward_count(i, L) + ib.backward_count(th - 1 - i, L) + 1 for i in range(th)])
             k_ratio = int(2 * cnt.max() + 2 * L + 2)
@@ -391,7 +391,7 @@ def _fast_decisions(mhmm, witness, fn: _Functionals, seqs, evaluate_outside_R, c
             head_ok = single | points
             S_sign, S_ok, _ = ib.certified_signs((att * p).sum(axis=0), (att * q).sum(axis=0), k_ratio + th)
             star_sign, star_ok, _ = ib.certified_signs(sP, sN, ib.forward_count(t - 1, L) + 3 + L)
-            got, expected, tie = S_sign >= 0, star_sign >= 0, star_sign == 0
+            got, expected, tie = labels(S_sign) == 1, labels(star_sign) == 1, star_sign == 0
             guard = np.minimum(plain["minpos"], run["minpos"]) >= head.floor
             need_head = possible & (Z.any(axis=0) | evaluate_outside_R)
             ok = guard & head.usable & (~need_head | (head_ok & S_ok & star_ok))
