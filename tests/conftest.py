@@ -15,3 +15,16 @@ def _fresh_model_cache(tmp_path_factory):
         os.environ.pop("HEADPROMPT_CACHE", None)
     else:
         os.environ["HEADPROMPT_CACHE"] = old
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Small models: one intra-op thread (as the CLI does); two threads on a busy 2-core machine
+    made a tiny pretraining step ten times slower. Modules that train ask for it with
+    ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

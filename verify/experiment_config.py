@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..models.instances import read_text_file
 from ..models.exceptions import InputError
 
 __all__ = ["SCALE_NAMES", "NUM_TOKENS", "SYNTAX_STATES", "EXPERIMENTS", "SETTING_KEYS", "Scale", "SCALES", "scale_to_dict",
@@ -172,16 +173,14 @@ def load_config_file(path: str | Path) -> dict:
     """
     path = Path(path)
     try:
-        text = path.read_bytes()
-    except IsADirectoryError:
-        raise InputError(f"--config: {path} is a directory, not a file") from None
-    except OSError as exc:
-        raise InputError(f"--config: cannot read {path} ({exc.strerror})") from None
+        text = read_text_file(path, what="config file (TOML or JSON)")   # a regular file, size-limited
+    except InputError as exc:
+        raise InputError(f"--config: {exc}") from None
     try:
         if path.suffix.lower() == ".toml":
             import tomllib
 
-            return tomllib.loads(text.decode())
+            return tomllib.loads(text)
         return json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"

@@ -23,14 +23,7 @@ TINY_PRETRAIN = PretrainConfig(num_documents=96, document_length=960, mask_rate=
                                learning_rate=3e-3, warmup_steps=20, epochs=3)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """Small models: one intra-op thread (as the CLI does); two threads on a busy 2-core machine
-    made a tiny pretraining step ten times slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -21,14 +21,7 @@ from headprompt.verify.cli import main
 CPU = torch.device("cpu")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """Small models: one intra-op thread (as the CLI does); two threads on a busy 2-core machine
-    made a tiny pretraining step ten times slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 
