@@ -13,12 +13,9 @@ from headprompt.verify.certificates import check_no_linear_head_certificate
 from headprompt.verify.cli import main
 
 from tests import oracle
+from tests.cli import run_json
 
 
-def run_json(capsys, argv):
-    code = main(argv + ["--json"])
-    captured = capsys.readouterr()
-    return code, json.loads(captured.out), captured.err
 
 
 def test_headline_theorem_36(capsys, tmp_path):

@@ -12,18 +12,15 @@ import pytest
 from headprompt.models.hmm import HMM
 from headprompt.models.instances import load_instance
 from headprompt.verify.certificates import check_no_linear_head_certificate, check_prompt_family_certificates
-from headprompt.verify.cli import main
 from headprompt.verify.registry import check_assumptions
 
 from tests import oracle
+from tests.cli import run_json
 
 FOLDER = Path(__file__).parent.parent.parent / "examples" / "counterexamples"
 FILES = sorted(FOLDER.glob("*-drop-*.json"))
 
 
-def run_json(capsys, argv):
-    code = main(argv + ["--json"])
-    return code, json.loads(capsys.readouterr().out)
 
 
 def test_there_is_a_file_per_counterexample_found():
@@ -39,7 +36,7 @@ def test_counterexample_replays(capsys, path):
     model = load_instance(path)
     holds = {k: v["holds"] for k, v in check_assumptions(model, tid).items()}
     assert holds == {a: a != dropped for a in holds}
-    code, rep = run_json(capsys, ["theorem", tid, "--hmm", str(path), "--samples", "20"])
+    code, rep, _ = run_json(capsys, ["theorem", tid, "--hmm", str(path), "--samples", "20"])
     assert code == 3 and rep["verdict"] == "assumptions-fail" and dropped in rep["failed"]
     evidence = explore["evidence"]
     if explore["kind"] == "statement":
@@ -49,7 +46,7 @@ def test_counterexample_replays(capsys, path):
             assert check_no_linear_head_certificate(model, evidence)[0]
         return
     # construction: the saved witness (the paper's recipe without the assumption) is refuted
-    code, wit = run_json(capsys, ["theorem", tid, "--hmm", str(path), "--witness", str(path), "--exhaustive",
+    code, wit, _ = run_json(capsys, ["theorem", tid, "--hmm", str(path), "--witness", str(path), "--exhaustive",
                                   "--length", "3"])
     assert code == 1 and wit["verdict"] == "refuted"
     seq = evidence["disagreement"]["sequence"]

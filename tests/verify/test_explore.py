@@ -19,12 +19,9 @@ from headprompt.verify.search import interpret
 from headprompt.verify.sequences import exhaustive
 
 from tests import oracle
+from tests.cli import run_json
 
 
-def run_json(capsys, argv):
-    code = main(argv + ["--json"])
-    captured = capsys.readouterr()
-    return code, json.loads(captured.out), captured.err
 
 
 def test_explore_drop_35_finds_shrinks_saves_and_replays(capsys, tmp_path):
