@@ -21,8 +21,9 @@ same weights as an uninterrupted run.
 The quality gate (:func:`models.mlm_gate.quality`) compares the model's prediction at a masked position with
 the exact ``G_i`` (``inference_float.conditionals``, float64) on held-out sequences: mean total
 variation distance and the gap between the two negative log-likelihoods. With ``stop_at_gate``,
-pretraining stops once the TV is at most ``gate_tv`` (a convergence criterion), measured on one
-held-out set; the reported figure comes from a second one. Predictions (:func:`masked_predictions`),
+pretraining stops once the TV is at most ``stop_tv`` (by default 0.8 ``gate_tv``, a convergence
+criterion), measured on one held-out set; the reported figure, held against ``gate_tv``, comes from
+a second one. Predictions (:func:`masked_predictions`),
 the gate and held-out losses run in fp32 on every device.
 
 :func:`models.mlm_cache.load_or_pretrain` caches the trained weights on disk under ``$HEADPROMPT_CACHE`` (default
@@ -54,12 +55,18 @@ __all__ = ["MLMConfig", "PretrainConfig", "MLM", "resolve_device", "autocast_con
            "learning_rate_at", "mask_tokens", "sample_documents", "pretrain", "masked_predictions",
            "masked_lm_loss", "unigram_entropy", "check_configs", "PretrainingPaused"]
 
-CHECKPOINT_FORMAT = 3   # bump when pretraining data or training code changes
+ARCHES = ("transformer", "bigru")
+CHECKPOINT_FORMAT = 4   # bump when pretraining data or training code changes
 
 
 @dataclass(frozen=True)
 class MLMConfig:
-    """Architecture. Defaults are the paper's BERT-base with 6 layers (Appendix D)."""
+    """Architecture. Defaults are the paper's BERT-base with 6 layers (Appendix D).
+
+    ``arch="transformer"`` is that encoder; ``arch="bigru"`` is a bidirectional GRU masked LM
+    (``n_layer`` layers of ``n_embd`` units per direction, ``n_head`` unused), which learns the
+    HMM's conditionals from far fewer tokens, so that the cpu scale passes the quality gate on 2
+    cores (README, "Departures from the paper")."""
 
     num_tokens: int = 10      # |X|; [MASK] gets id num_tokens
     block_size: int = 512     # longest input, prompts included
@@ -67,6 +74,7 @@ class MLMConfig:
     n_head: int = 12
     n_embd: int = 768
     dropout: float = 0.1
+    arch: str = "transformer"
 
     @property
     def vocab_size(self) -> int:
@@ -92,8 +100,12 @@ class PretrainConfig:
     budget. Every ``eval_every`` steps (0: only at the end) the quality gate
     (:func:`quality`) is measured on ``gate_sequences`` held-out sequences of ``gate_length``
     tokens (default ``block_size``); with ``stop_at_gate`` training stops as soon as the mean
-    total-variation distance to the exact ``G_i`` is at most ``gate_tv`` (a convergence
-    criterion; the reported figure is then re-measured on a second held-out set).
+    total-variation distance to the exact ``G_i`` is at most ``stop_tv`` (default
+    ``0.8 * gate_tv``; a convergence criterion), and the reported figure, the one compared with
+    ``gate_tv``, is re-measured on a second held-out set. ``min_length`` (default: none) trains
+    each step on the first ``L`` tokens of its chunks, ``L`` uniform in
+    ``min_length..block_size``: a prefix of a sequence started from ``pi0`` is one, so the
+    model also sees inputs as short as the downstream ones.
     ``checkpoint_every`` steps (0: never) the run is saved so that an interrupted run resumes.
     """
 
@@ -110,10 +122,27 @@ class PretrainConfig:
     eval_every: int = 0
     stop_at_gate: bool = False
     gate_tv: float = 0.05
+    stop_tv: float | None = None
     gate_sequences: int = 256
     gate_length: int | None = None
     checkpoint_every: int = 0
     compile: bool = False
+    min_length: int | None = None
+
+    @property
+    def stop_threshold(self) -> float:
+        """The TV at which ``stop_at_gate`` stops: ``stop_tv``, by default ``0.8 * gate_tv``
+        (a margin, so that a model stopped on one held-out set passes on the other)."""
+        return 0.8 * self.gate_tv if self.stop_tv is None else self.stop_tv
+
+    def step_length(self, block_size: int, seed: int, step: int) -> int:
+        """The number of positions trained at ``step``: ``block_size``, or with ``min_length``
+        a length drawn uniformly from ``min_length..block_size`` as a function of
+        ``(seed, step)`` (so resumed runs see the same lengths)."""
+        if self.min_length is None or self.min_length >= block_size:
+            return block_size
+        rng = np.random.default_rng([seed, 0x1E27, step])
+        return int(rng.integers(self.min_length, block_size + 1))
 
     def budget(self, block_size: int) -> int:
         """The step budget (see the class docstring)."""
@@ -141,7 +170,9 @@ def check_configs(model_config: "MLMConfig", pretrain_config: PretrainConfig) ->
                     ("epochs", pc.epochs), ("gate_sequences", pc.gate_sequences)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InputError(f"config: {name} must be a positive integer, found {v!r}")
-    if mc.n_embd % mc.n_head:
+    if mc.arch not in ARCHES:
+        raise InputError(f"config: arch must be one of {', '.join(ARCHES)}, found {mc.arch!r}")
+    if mc.arch == "transformer" and mc.n_embd % mc.n_head:
         raise InputError(f"config: n_embd {mc.n_embd} is not divisible by n_head {mc.n_head}")
     if not 0 < pc.mask_rate <= 1:
         raise InputError(f"config: mask_rate must be in (0, 1], found {pc.mask_rate}")
@@ -156,6 +187,11 @@ def check_configs(model_config: "MLMConfig", pretrain_config: PretrainConfig) ->
     gl = pc.gate_length or mc.block_size
     if not 2 <= gl <= mc.block_size:
         raise InputError(f"config: gate_length must be in 2..block_size ({mc.block_size}), found {gl}")
+    if pc.min_length is not None and not 1 <= pc.min_length <= mc.block_size:
+        raise InputError(f"config: min_length must be in 1..block_size ({mc.block_size}), found {pc.min_length}")
+    for name, v in (("gate_tv", pc.gate_tv), ("stop_tv", pc.stop_tv)):
+        if v is not None and not (isinstance(v, (int, float)) and 0 <= v <= 1):
+            raise InputError(f"config: {name} must be in [0, 1], found {v}")
 
 
 class SelfAttention(nn.Module):
@@ -193,14 +229,21 @@ class Block(nn.Module):
 
 
 class MLM(nn.Module):
-    """Bidirectional encoder; ``forward`` gives logits over the ``|X|`` real symbols."""
+    """Bidirectional encoder (``config.arch``: a transformer, or a bidirectional GRU);
+    ``forward`` gives logits over the ``|X|`` real symbols."""
 
     def __init__(self, config: MLMConfig):
         super().__init__()
         self.config = config
         self.wte = nn.Embedding(config.vocab_size, config.n_embd)
-        self.wpe = nn.Embedding(config.block_size, config.n_embd)
         self.drop = nn.Dropout(config.dropout)
+        if config.arch == "bigru":
+            # PyTorch's default initialisation (unit-variance embeddings) is what the GRU trains from
+            self.rnn = nn.GRU(config.n_embd, config.n_embd, num_layers=config.n_layer, batch_first=True,
+                              bidirectional=True, dropout=config.dropout if config.n_layer > 1 else 0.0)
+            self.lm_head = nn.Linear(2 * config.n_embd, config.num_tokens)
+            return
+        self.wpe = nn.Embedding(config.block_size, config.n_embd)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = nn.LayerNorm(config.n_embd)
         self.lm_head = nn.Linear(config.n_embd, config.num_tokens)
@@ -215,7 +258,7 @@ class MLM(nn.Module):
 
     def num_parameters(self, non_embedding: bool = True) -> int:
         n = sum(p.numel() for p in self.parameters())
-        return n - self.wpe.weight.numel() if non_embedding else n
+        return n - self.wpe.weight.numel() if non_embedding and hasattr(self, "wpe") else n
 
     def embed(self, tokens: torch.Tensor) -> torch.Tensor:
         """Token embeddings (no positions): ``[B, T]`` -> ``[B, T, C]``."""
@@ -231,6 +274,9 @@ class MLM(nn.Module):
         T = x.shape[1]
         if T > self.config.block_size:
             raise InputError(f"MLM: input of {T} positions exceeds block_size {self.config.block_size}")
+        if self.config.arch == "bigru":
+            y, _ = self.rnn(self.drop(x))                                   # [B, T, 2C]
+            return self.lm_head(y)
         pos = torch.arange(T, device=x.device)
         x = self.drop(x + self.wpe(pos))
         for block in self.blocks:
@@ -469,7 +515,8 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
     model.train()
     step = state["step"]
     while step < total and state["stopped"] != "gate":
-        inputs, targets = mask_tokens(batches(step), pc.mask_rate, mc.mask_id,
+        chunk = batches(step)[:, :pc.step_length(mc.block_size, seed, step)]
+        inputs, targets = mask_tokens(chunk, pc.mask_rate, mc.mask_id,
                                       mask_gen.manual_seed(seed * 1_000_003 + step))
         for group in optimizer.param_groups:
             group["lr"] = learning_rate_at(step, total, pc.warmup_steps, pc.learning_rate)
@@ -486,7 +533,7 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
             running.zero_()
             bar.set_postfix(loss=f"{state['losses'][-1]:.3f}")
         if pc.eval_every and step % pc.eval_every == 0 and step < total:
-            q = quality(model, stop_set, pc.gate_tv)
+            q = quality(model, stop_set, pc.stop_threshold)
             model.train()
             state["gate_history"].append([step, round(q["tv"], 5)])
             if pc.stop_at_gate and q["passed"]:

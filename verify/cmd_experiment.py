@@ -48,6 +48,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="run the (setting, trial) jobs as Ray tasks: a local Ray without ADDRESS, "
                         "else the cluster at ADDRESS (needs the 'cluster' extra)")
+    p.add_argument("--workers", type=_positive, default=None,
+                   help="jobs run at once in local processes (default: one per core on CPU at the "
+                        "tiny and cpu scales, else 1)")
     p.add_argument("--cached-only", action="store_true",
                    help="run nothing: summarise the jobs of this sweep that already finished")
     p.add_argument("--out", metavar="DIR", default=None, help="output directory (default runs/NAME-SCALE)")
@@ -77,11 +80,12 @@ def run(args: argparse.Namespace) -> int:
     one = device.type == "cpu" and args.scale != "paper" and "OMP_NUM_THREADS" not in os.environ
     if one:
         torch.set_num_threads(1)   # small models: a second thread gains little and suffers on a busy machine
+    workers = args.workers or (len(os.sched_getaffinity(0)) if one else 1)
     try:
         summary = run_experiment(args.name, args.scale, device=device, trials=args.trials, seed=args.seed,
                                  out=out, progress=not args.json, config=args.config,
                                  share_pretraining=args.share_pretraining, ray=args.ray,
-                                 threads=1 if one else None, cached_only=args.cached_only)
+                                 threads=1 if one else None, cached_only=args.cached_only, workers=workers)
     finally:
         torch.set_num_threads(threads)
     code = 4 if summary["failed_jobs"] else 0

@@ -69,15 +69,37 @@ def _check_out(out: Path) -> Path:
     return check_writable_dir(out, "--out")
 
 
+def _run_in_pool(specs: list[dict], workers: int, on_result, bar) -> None:
+    """Run ``specs`` in ``workers`` spawned processes (torch is not fork-safe), reporting each
+    result as it arrives; a worker that dies fails its job only."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from .experiment_jobs import job_key, run_job_safely
+
+    with ProcessPoolExecutor(max_workers=min(workers, len(specs)),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(run_job_safely, spec): spec for spec in specs}
+        for future in as_completed(futures):
+            spec = futures[future]
+            try:
+                result = future.result()
+            except Exception as exc:   # noqa: BLE001 - a lost worker fails its job only
+                result = {"key": job_key(spec), "error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
+            on_result(spec, result)
+            bar.update(1)
+
+
 def run_experiment(name: str, scale: str, *, device, trials: int | None = None, seed: int = 0,
                    out: Path | str | None = None, progress: bool = True, config: dict | str | Path | None = None,
                    share_pretraining: bool = False, ray: str | bool | None = None,
-                   threads: int | None = None, cached_only: bool = False) -> dict:
+                   threads: int | None = None, cached_only: bool = False, workers: int = 1) -> dict:
     """Run ``fig3-left`` or ``fig3-right`` at ``scale``; write the outputs into ``out``
     (default ``runs/<name>-<scale>``) and return the summary dict (SPEC section 4).
 
     ``ray``: ``None``/``False`` runs the jobs in this process; ``True`` or ``"local"`` on a local
-    Ray instance; any other string is the address of a Ray cluster to join. ``cached_only``
+    Ray instance; any other string is the address of a Ray cluster to join. ``workers`` > 1
+    (without ``ray``) runs that many jobs at once in local worker processes. ``cached_only``
     runs nothing and summarises the jobs already finished (a sweep in progress); the others are
     counted under ``jobs.missing``.
 
@@ -145,6 +167,8 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
                 bar.update(1)
 
             run_on_ray(todo, None if ray in (True, "local") else ray, tick)
+        elif workers > 1 and len(todo) > 1:
+            _run_in_pool(todo, workers, on_result, bar)
         else:
             for spec in todo:
                 on_result(spec, run_job_safely(spec, progress=progress))

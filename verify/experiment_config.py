@@ -71,10 +71,12 @@ def _scales() -> dict:
             tune=TuneConfig(epochs=3, batch_size=32),
             hidden_sizes=(4, 15), memory_values=(2, 3), trials_left=2, trials_right=2),
         "cpu": Scale(
-            model=MLMConfig(num_tokens=NUM_TOKENS, block_size=48, n_layer=2, n_head=4, n_embd=64, dropout=0.0),
-            pretrain=PretrainConfig(num_documents=1, document_length=48, mask_rate=0.2, batch_size=64,
-                                    learning_rate=4e-3, warmup_steps=100, max_steps=3000, data="stream",
-                                    eval_every=250, stop_at_gate=True, gate_sequences=256, gate_length=25),
+            model=MLMConfig(num_tokens=NUM_TOKENS, block_size=48, n_layer=2, n_head=4, n_embd=64, dropout=0.0,
+                            arch="bigru"),
+            pretrain=PretrainConfig(num_documents=1, document_length=48, mask_rate=0.2, batch_size=256,
+                                    learning_rate=6e-3, warmup_steps=100, max_steps=2500, data="stream",
+                                    eval_every=100, stop_at_gate=True, gate_sequences=512, gate_length=25,
+                                    min_length=25),
             task=TaskConfig(length=24, num_train=2000, num_val=250, num_test=500),
             tune=TuneConfig(epochs=5, batch_size=32),
             trials_left=3, trials_right=3),
@@ -122,6 +124,21 @@ def scale_to_dict(scale: Scale) -> dict:
     return out
 
 
+def _fits(annotation: str, value) -> bool:
+    """Whether ``value`` (from JSON or TOML) fits a config field annotated ``annotation``
+    (``"int"``, ``"float | None"``, ...): bools only where ``bool``, ints where ``float``."""
+    kinds = {part.strip() for part in annotation.split("|")}
+    if value is None:
+        return "None" in kinds
+    if isinstance(value, bool):
+        return "bool" in kinds
+    if isinstance(value, int):
+        return bool(kinds & {"int", "float"})
+    if isinstance(value, float):
+        return "float" in kinds
+    return isinstance(value, str) and "str" in kinds
+
+
 def scale_from_dict(base: Scale, overrides: dict, *, source: str = "config") -> Scale:
     """``base`` with ``overrides`` (the shape of :func:`scale_to_dict`, any subset) applied.
 
@@ -141,16 +158,10 @@ def scale_from_dict(base: Scale, overrides: dict, *, source: str = "config") -> 
                 if name not in names:
                     raise InputError(f"{source}: unknown field {key}.{name} (known: {', '.join(names)})")
                 old = getattr(current, name)
-                ok = (v is None and name in ("max_steps", "gate_length")) or \
-                     (isinstance(old, bool) and isinstance(v, bool)) or \
-                     (isinstance(old, float) and isinstance(v, (int, float)) and not isinstance(v, bool)) or \
-                     (isinstance(old, int) and not isinstance(old, bool) and isinstance(v, int) and not isinstance(v, bool)) or \
-                     (isinstance(old, str) and isinstance(v, str)) or \
-                     (old is None and isinstance(v, int) and not isinstance(v, bool))
-                if not ok:
-                    raise InputError(f"{source}: {key}.{name} expects a value like {old!r}, found {v!r}")
-            changes[key] = dataclasses.replace(current, **{n: (float(v) if isinstance(getattr(current, n), float)
-                                                               else v) for n, v in value.items()})
+                if not _fits(names[name].type, v):
+                    raise InputError(f"{source}: {key}.{name} expects {names[name].type} (like {old!r}), found {v!r}")
+            changes[key] = dataclasses.replace(current, **{
+                n: (float(v) if "float" in names[n].type and isinstance(v, int) else v) for n, v in value.items()})
         elif key in ("hidden_sizes", "memory_values"):
             if not isinstance(value, list) or not value or not all(
                     isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value):

@@ -207,7 +207,7 @@ def test_a_failed_job_is_reported_and_the_others_kept(tmp_path, monkeypatch, cap
     cfg = tmp_path / "micro.json"
     cfg.write_text(json.dumps(MICRO))
     code = main(["experiment", "fig3-left", "--scale", "tiny", "--trials", "2", "--device", "cpu",
-                 "--out", str(tmp_path / "out"), "--config", str(cfg), "--json"])
+                 "--out", str(tmp_path / "out"), "--config", str(cfg), "--json", "--workers", "1"])
     assert code == 4
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
@@ -262,3 +262,18 @@ def test_out_or_cache_that_is_a_file_is_bad_input_before_training(what, tmp_path
     err = capsys.readouterr().err
     assert ("--out" if what == "out" else "HEADPROMPT_CACHE") in err and "directory" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_worker_processes_compute_what_one_process_does(tmp_path, monkeypatch, capsys):
+    cfg = tmp_path / "micro.json"
+    cfg.write_text(json.dumps(MICRO))
+    rows = {}
+    for workers in ("1", "2"):
+        monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / f"cache{workers}"))
+        assert main(["experiment", "fig3-left", "--scale", "tiny", "--trials", "2", "--device", "cpu",
+                     "--out", str(tmp_path / f"out{workers}"), "--config", str(cfg), "--json",
+                     "--workers", workers]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["jobs"] == {"total": 2, "reused": 0, "failed": 0}
+        rows[workers] = (summary["rows"], summary["quality"])
+    assert rows["1"] == rows["2"]
