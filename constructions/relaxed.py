@@ -27,7 +27,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..models.hmm import HMM, MemoryHMM
-from ..models.inference_exact import prior_h1
+from ..models.inference_exact import prior_h1, transition_apply
 from ..models.linalg import from_fmpq_mat, pivot_columns, to_fmpq_mat
 
 from .vanilla import LinearHeadWitness, PromptWitness, find_essential_sets
@@ -108,7 +108,7 @@ def relaxed_36_witness(hmm: HMM) -> PromptWitness:
     n = hmm.num_states
     u = np.array([Fraction(1) if h in B else Fraction(0) for h in range(n)], dtype=object)
     p0, p1 = hmm.pi0, prior_h1(hmm)
-    c = hmm.A.dot(u * p1)
+    c = transition_apply(hmm, u * p1)
     H_star = _reach(hmm, B)
     if not H_star:
         return PromptWitness(u=u, b=np.array([Fraction(0)] * hmm.num_tokens, dtype=object), B=B)

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..models.exceptions import ConstructionError
 from ..models.hmm import HMM
-from ..models.linalg import left_inverse, rank
+from ..models.inference_exact import transition_apply
+from ..models.linalg import ColumnIndependence, left_inverse, rank
 
 from .witnesses import LinearHeadWitness, PromptWitness
 
@@ -117,19 +118,18 @@ def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000, improve_nodes: in
     mu = _require_task(hmm)
     n = hmm.num_states
     target = sorted(_support(mu))
-    rank_W = rank(hmm.W)
+    columns = ColumnIndependence(hmm.W)
+    rank_W = columns.rank()
     supports = [_support(hmm.A[:, h]) for h in range(n)]
     independent_cache: dict[frozenset, bool] = {frozenset(): True}
 
     def independent(states: frozenset) -> bool:
         if states not in independent_cache:
-            independent_cache[states] = (len(states) <= rank_W and
-                                         rank(hmm.W[:, sorted(states)]) == len(states))
+            independent_cache[states] = len(states) <= rank_W and columns.independent(states)
         return independent_cache[states]
 
     # a column is admissible only if its own support is independent
     admissible = [h for h in range(n) if independent(supports[h])]
-    # smaller supports first, so the H* found tends to be small
     covering = {s: sorted((h for h in admissible if s in supports[h]), key=lambda h: (len(supports[h]), h))
                 for s in target}
     uncoverable = tuple(s for s in target if not covering[s])
@@ -164,8 +164,15 @@ def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000, improve_nodes: in
             best[:] = [(len(union), len(B)), B]
             first_found_at[:] = first_found_at or [nodes]
             return
-        for h in covering[missing[0]]:
+        # most of supp(mu) newly covered first, then fewest states added: a good first pair
+        # makes the bound prune early (the order changes the speed, not the result)
+        left = frozenset(missing)
+        order = sorted(covering[missing[0]],
+                       key=lambda h: (-len(supports[h] & left), len(supports[h] - union), h))
+        for h in order:
             new = union | supports[h]
+            if best and (len(new), len(B) + 1) >= best[0]:
+                continue                 # the bound first: it is free, the rank is not
             if independent(new):
                 search(B + (h,), new)
 
@@ -199,7 +206,7 @@ def theorem_36_witness(hmm: HMM, sets: EssentialSets | None = None) -> PromptWit
     n = hmm.num_states
     p0, p1 = hmm.pi0, hmm.hidden_marginal_1()
     u = np.array([Fraction(1) if h in sets.B else Fraction(0) for h in range(n)], dtype=object)
-    c = hmm.A.dot(u * p1)
+    c = transition_apply(hmm, u * p1)
     H_star = list(sets.H_star)
     if sorted(_support(c)) != H_star:
         bad = sorted(set(H_star) - _support(c))

@@ -132,6 +132,10 @@ class _Sizes:
         >>> HMM.create([[0, 1], [1, 0]], [[1, 0], [0, 1]], ['1/4', '3/4']).hidden_marginal_1().tolist()
         [Fraction(3, 4), Fraction(1, 4)]
         """
+        if self.exact and isinstance(self, HMM):    # one integer product, not |H|^2 Fraction operations
+            from .inference_exact import prior_h1
+
+            return prior_h1(self).copy()
         return self.A.dot(self.pi0)
 
     def memo(self, key: str, build: Callable[[], _T]) -> _T:

@@ -33,7 +33,7 @@ from .exceptions import InputError, SequenceError
 from .hmm import HMM, MemoryHMM
 from .rational import common_denominator
 
-__all__ = ["prior_h1", "transition_apply", "IntegerHMM", "Step", "token_steps", "embedding_steps", "integer_messages", "shared_backward_messages", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
+__all__ = ["prior_h1", "transition_apply", "head_weights", "IntegerHMM", "Step", "token_steps", "embedding_steps", "integer_messages", "shared_backward_messages", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
            "posterior_hidden", "posterior_h0", "memory_posterior", "lift_embedding",
            "reverse_lift", "memory_gbar", "lifted_gbar", "prompt_gbar", "scaled_integer_vector"]
 
@@ -59,6 +59,22 @@ def transition_apply(hmm: HMM, vec) -> np.ndarray:
     out = ih.A_int * _col(ints)
     den = ih.dA * d
     return np.array([Fraction(int(out[r, 0]), den) for r in range(ih.num_states)], dtype=object)
+
+
+def head_weights(hmm: HMM, b) -> np.ndarray:
+    """``W^T b`` exactly (a Fraction array over the hidden states): a linear head ``b`` on the
+    emission space read back on the hidden states, through the integer form of ``W``.
+
+    >>> from models.hmm import HMM
+    >>> h = HMM.create([[1, 0], [0, 1]], [['3/4', '1/4'], ['1/4', '3/4']], ['1/2', '1/2'])
+    >>> [str(v) for v in head_weights(h, [2, -2])]
+    ['1', '-1']
+    """
+    ih = integer_hmm(hmm)
+    ints, d = scaled_integer_vector([Fraction(v) for v in b])
+    out = flint.fmpz_mat([ints]) * ih.W_int                      # [1, |H|]
+    den = ih.dW * d
+    return np.array([Fraction(int(out[0, c]), den) for c in range(ih.num_states)], dtype=object)
 
 
 def _ints(values, den: int) -> list[int]:

@@ -106,9 +106,6 @@ def _rescale(v: np.ndarray, ones: np.ndarray) -> np.ndarray:
     return e
 
 
-_LOW, _HIGH = 2.0 ** -256, 2.0 ** 256
-
-
 def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
     """How many steps messages may go between rescalings: each step shrinks a positive entry
     by at most ``a w`` (the smallest positive entries of ``A`` and of the embeddings), and
@@ -116,7 +113,36 @@ def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
     amin = A[A > 0].min() if (A > 0).any() else 1.0
     wmin = table[table > 0].min() if (table > 0).any() else 1.0
     per_step = -np.log2(amin * wmin)
+    # messages never grow unless an embedding exceeds 1 (A is column-stochastic); then by at
+    # most that factor per step, which must stay below 2^500 between rescalings as well
+    per_step = max(per_step, np.log2(max(float(table.max(initial=1.0)), 1.0)))
     return int(max(1, min(16, 500 // max(per_step, 1.0))))
+
+
+SPARSE_MIN_STATES, SPARSE_MAX_DENSITY = 128, 0.05
+
+
+def _row_multipliers(A: np.ndarray, AT: np.ndarray):
+    """``(times_AT, times_A)``: ``f(x, out)`` writes ``x @ AT`` (resp. ``x @ A``) for a batch of
+    rows ``x`` ``[n, H]``. A dense GEMM, or for a sparse ``A`` (at least
+    :data:`SPARSE_MIN_STATES` states, at most :data:`SPARSE_MAX_DENSITY` nonzeros) a sparse
+    product over the nonzeros only. Either way each entry is a sum of the same nonnegative
+    products, the zero terms left out, so the a priori bound of :mod:`models.inference_bounds`
+    (any summation order, at most ``H`` terms) covers both."""
+    H = A.shape[0]
+    if H >= SPARSE_MIN_STATES and np.count_nonzero(A) <= SPARSE_MAX_DENSITY * A.size:
+        from scipy import sparse
+
+        A_sp, AT_sp = sparse.csr_array(A), sparse.csr_array(AT)
+
+        def times_AT(x, out):              # (A x^T)^T
+            out[...] = (A_sp @ x.T).T
+
+        def times_A(x, out):               # (A^T x^T)^T
+            out[...] = (AT_sp @ x.T).T
+
+        return times_AT, times_A
+    return (lambda x, out: np.matmul(x, AT, out=out)), (lambda x, out: np.matmul(x, A, out=out))
 
 
 def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.ndarray,
@@ -133,8 +159,8 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
         beta_{t-1} = 1                    beta_{j-1} = A^T (v_j ⊙ beta_j)
 
     every ``every`` steps (default :func:`rescale_interval`) each row is multiplied by the
-    power of two that moves its sum into ``[1/2, 1)`` (with neither ``track`` nor ``every``,
-    only when a row sum leaves ``[2^-256, 2^256]``, which saves most rescalings). Returns a dict with (as asked)
+    power of two that moves its sum into ``[1/2, 1)``; :func:`rescale_interval` keeps messages
+    far from underflow and overflow in between, so no step needs a check. Returns a dict with (as asked)
     ``pre`` and ``beta`` (``[t, n, H]``, when ``store``; rows of different positions carry
     different powers of two; with ``store_alpha`` the forward array holds ``alpha_j`` instead
     of ``pre_j``, under the key ``alphas``), ``alpha`` (``alpha_{t-1}``, ``[n, H]``), ``beta0``
@@ -146,7 +172,6 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
     """
     t, n = idx.shape
     H = A.shape[0]
-    adaptive = every is None and not track
     every = rescale_interval(A, table) if every is None else every
     out: dict = {"every": every}
     ones = np.ones(H)
@@ -155,16 +180,7 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
         shift = {"f": np.zeros(n, dtype=np.int64), "b": np.zeros(n, dtype=np.int64)}
 
     def settle(v: np.ndarray, step: int, direction: str) -> None:
-        """Rescale (and record the guard) at every ``every``-th step and at the last one; when
-        adaptive (no bound claimed, no interval asked), only when a row sum leaves
-        ``[2^-256, 2^256]``."""
-        if adaptive:
-            sums = v @ ones
-            if step != t - 1 and sums.min() >= _LOW and sums.max() <= _HIGH:
-                return
-            _, e = np.frexp(sums)
-            v *= np.ldexp(1.0, -e)[:, None]
-            return
+        """Rescale (and record the guard) at every ``every``-th step and at the last one."""
         if (step + 1) % every and step != t - 1:
             return
         e = _rescale(v, ones)
@@ -179,6 +195,7 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
         np.minimum(minpos, m, out=minpos)
 
     emb = np.empty((n, H))
+    times_AT, times_A = _row_multipliers(A, AT)
     with single_thread_blas():
         if forward:
             pre = np.empty((t, n, H)) if store else None
@@ -187,7 +204,7 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
             buf = np.empty((n, H))
             for j in range(t):
                 p = pre[j] if store and not store_alpha else buf
-                np.matmul(a, AT, out=p)                     # [n, H]: rows are (A alpha)^T
+                times_AT(a, p)                              # [n, H]: rows are (A alpha)^T
                 settle(p, j, "f")
                 np.take(table, idx[j], axis=0, out=emb)
                 np.multiply(emb, p, out=a)                  # alpha_j = v_j ⊙ pre_j
@@ -208,7 +225,7 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
                 np.take(table, idx[j], axis=0, out=emb)
                 np.multiply(emb, b, out=y)                  # v_j ⊙ beta_j
                 b = np.empty((n, H)) if store else b
-                np.matmul(y, A, out=b)                      # A^T (v_j ⊙ beta_j), as rows
+                times_A(y, b)                               # A^T (v_j ⊙ beta_j), as rows
                 settle(b, step, "b")
             out["beta0"] = b
             if track:

@@ -42,7 +42,10 @@ def add_parser(sub) -> None:
     p.add_argument("--witness", metavar="FILE", default=None, help="check these head/prompt parameters")
     p.add_argument("--samples", type=int, default=None, metavar="N", help="sampled sequences (default 10000)")
     p.add_argument("--exhaustive", action="store_true", help="check every sequence of length 1..T")
-    p.add_argument("--mode", choices=("exact", "certified", "float"), default="exact")
+    p.add_argument("--mode", choices=("exact", "certified", "float"), default=None,
+                   help="exact (rationals throughout), certified (float with proven error bounds, "
+                        "exact near ties; a proof too) or float (no proof). Default: exact, or "
+                        "certified when exact would exceed the time limit (the report says so)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--out", metavar="FILE", default=None, help="save the checked instance with its witness")
     rationalized.add_option(p)

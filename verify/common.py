@@ -116,10 +116,14 @@ _EXACT_RATE = {"hmm": 5e-8, "memory-hmm": 1e-7}
 _ADVERSARIAL_RATE = 5e-8
 
 
-def check_work(args, model) -> None:
+def check_work(args, model) -> tuple[str, str | None]:
     """Refuse, before any sampling or checking, a ``verify theorem`` run that cannot finish:
     the sampled pool beyond :data:`MAX_TOKENS`, a float memory check beyond
     :data:`MAX_FLOAT_ENTRIES`, or an estimated time beyond :data:`MAX_SECONDS`.
+
+    Returns ``(mode, note)``: the arithmetic mode to run, ``args.mode`` when given; without
+    one, ``"exact"``, or ``"certified"`` (a proof as well) when exact arithmetic would exceed
+    the limit and certified would not, with ``note`` saying why (else ``None``).
 
     Raises:
         LimitError: naming the sizes, the estimate and the limit, and the way forward.
@@ -148,20 +152,29 @@ def check_work(args, model) -> None:
                              f"the limit is {MAX_TOKENS} (use fewer --samples or a shorter --length)")
         what = f"--samples {args.samples} at --length {length}"
         how = "fewer --samples or a shorter --length"
-    if args.mode == "float" and memory and count * length * states > MAX_FLOAT_ENTRIES:
+    mode = args.mode
+    if mode == "float" and memory and count * length * states > MAX_FLOAT_ENTRIES:
         raise LimitError(f"{what} on a lifted chain of {states} states needs {count * length * states} float "
                          f"entries; the limit is {MAX_FLOAT_ENTRIES} (use {how})")
-    seconds = 0.0
+    base = 0.0
     if not exhaustive and not memory:
-        seconds += _ADVERSARIAL_RATE * 600 * X * states * length
-    if args.mode == "exact":          # certified mode decides in float with proven bounds
-        rate = _EXACT_RATE["memory-hmm" if memory else "hmm"]
-        seconds += rate * count * length * states * states * (1 + length / 64)
+        base += _ADVERSARIAL_RATE * 600 * X * states * length
+    rate = _EXACT_RATE["memory-hmm" if memory else "hmm"]
+    exact_seconds = base + rate * count * length * states * states * (1 + length / 64)
+    note = None
+    if mode is None:                  # certified mode decides in float with proven bounds
+        mode = "exact" if exact_seconds <= MAX_SECONDS or base > MAX_SECONDS else "certified"
+        if mode == "certified":
+            note = (f"certified: exact arithmetic would take about {exact_seconds / 60:.0f} "
+                                     f"minutes (estimate; the limit is {MAX_SECONDS // 60}), and certified "
+                                     "verdicts are proofs as well (give --mode exact to insist)")
+    seconds = exact_seconds if mode == "exact" else base
     if seconds > MAX_SECONDS:
         kind = "lifted" if memory else "hidden"
         raise LimitError(f"{what} on {states} {kind} states would take about {seconds / 60:.0f} minutes "
                          f"(estimate); the limit is {MAX_SECONDS // 60} minutes (use {how}"
-                         + (", or --mode certified (still a proof)" if args.mode == "exact" else "") + ")")
+                         + (", or --mode certified (still a proof)" if mode == "exact" else "") + ")")
+    return mode, note
 
 
 def check_out_path(path: str | None, *, flag: str = "--out") -> None:

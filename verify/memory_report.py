@@ -188,10 +188,11 @@ def theorem(args) -> dict:
     """The report dict of ``verify theorem 4.3|4.6|C.6`` (SPEC section 4)."""
     tid = args.id
     model, instance = load_or_generate(args, tid)
-    check_work(args, model)
+    mode, mode_note = check_work(args, model)
     results = masm.check_all(model, tid)
     failed = {k: v for k, v in results.items() if not v["holds"]}
-    report = {"theorem": tid, "verdict": None, "mode": args.mode, "certified": args.mode != "float",
+    report = {"theorem": tid, "verdict": None, "mode": mode, **({"mode_note": mode_note} if mode_note else {}),
+              "certified": mode != "float",
               "instance": instance, "assumptions": results, "witness": None, "identity": None,
               "sequences": None, "labels": None, "vacuous": None, "counterexample": None}
     nondeg = results.get("4.2") or results.get("4.5") or results.get("C.5")
@@ -222,22 +223,22 @@ def theorem(args) -> dict:
         extra = [instance["tie_sequence"]] if instance.get("tie_sequence") else []
         sequences, how, length = sequence_set(args, model, extra)
         bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False))
-        res = check_sequences(model, witness, H_star, sequences, mode=args.mode, progress=tick, keep=True)
+        res = check_sequences(model, witness, H_star, sequences, mode=mode, progress=tick, keep=True)
         if bar is not None:
             bar.close()
         report.update(label_counts([d.expected for d in res.decisions if d.in_R]))
         res.decisions = []
-        if args.mode != "float":
+        if mode != "float":
             cross_check(model, witness, H_star, sequences, count=10, seed=args.seed)
         report["sequences"] = {"checked": res.checked, "agree": res.agree, "in_R": res.in_R,
                                "length": length, "how": how, "outside_R": res.outside_R,
                                "outside_support": res.outside_support, "ties": res.ties,
                                "attended_is_Z": res.attended_is_Z,
                                "share_in_R": round(res.in_R / res.checked, 4) if res.checked else 0.0,
-                               "certified": args.mode != "float",
-                               "verdicts_by": "float (uncertified)" if args.mode == "float" else "exact",
+                               "certified": mode != "float",
+                               "verdicts_by": "float (uncertified)" if mode == "float" else "exact",
                                "decided_by": dict(res.decided_by)}
-        if args.mode == "certified":
+        if mode == "certified":
             report["sequences"]["verdicts_by"] = ("a priori rounding-error bound, exact where it "
                                                   "cannot decide")
         if res.first_disagreement is not None:
@@ -245,7 +246,7 @@ def theorem(args) -> dict:
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
                                         "expected": d.expected, "got": d.got,
                                         "attended": list(d.attended), "Z": list(d.Z)}
-            if args.mode == "float":                  # say whether the float disagreement is real
+            if mode == "float":                  # say whether the float disagreement is real
                 e = decide_direct(model, witness, H_star, d.sequence)
                 report["counterexample"]["exact_check"] = {
                     "expected": e.expected, "got": e.got, "in_R": e.in_R,

@@ -52,6 +52,8 @@ def print_header(out, result: dict[str, Any]) -> None:
                   "float64 arithmetic and prove nothing; rerun with --mode exact or certified for a proof")
     out.print(f"[bold]Theorem {result['theorem']}[/bold]  verdict: [{colour}]{verdict}[/{colour}]  "
               f"(mode: {result['mode']})")
+    if result.get("mode_note"):
+        out.print(f"  mode {result['mode_note']}")
     sizes = ", ".join(f"{k} {v}" for k, v in inst.items()
                       if k not in ("source", "how", "tie_sequence", "label_shares", "rationalized")
                       and v is not None)

@@ -33,7 +33,9 @@ class TheoremRequest:
     ``hmm`` is the path of an instance file, ``model`` an instance object (Python API); with
     neither, an instance of the requested sizes is generated from ``seed``. ``witness`` is the
     path of a witness file (the given head and prompt are then checked instead of the
-    constructed ones). ``out`` saves the checked instance with its witness. ``rationalize``
+    constructed ones). ``mode`` ``None`` (the default) is exact arithmetic, or certified
+    arithmetic where exact would exceed the time limit (:func:`verify.common.check_work`).
+    ``out`` saves the checked instance with its witness. ``rationalize``
     (a pruning threshold) converts a float instance to an exact one explicitly and reports
     how far it moved (:func:`headprompt.models.rationalize.rationalize`).
 
@@ -54,13 +56,13 @@ class TheoremRequest:
     samples: int | None = None
     exhaustive: bool = False
     length: int | None = None
-    mode: str = "exact"
+    mode: str | None = None
     out: str | None = None
     rationalize: float | None = None
 
     def __post_init__(self) -> None:
         theorem_spec(self.id)
-        if self.mode not in MODES:
+        if self.mode is not None and self.mode not in MODES:
             raise InputError(f"mode {self.mode!r}: expected one of {', '.join(MODES)}")
         if self.hmm is not None and self.model is not None:
             raise InputError("give an instance file (hmm) or an instance object (model), not both")

@@ -28,7 +28,8 @@ import flint
 import numpy as np
 
 from ..models.hmm import HMM
-from ..models.inference_exact import integer_hmm, shared_backward_messages
+from ..models.inference_exact import head_weights, integer_hmm, shared_backward_messages
+from .vanilla import read_position_prior
 
 __all__ = ["SequenceMargins", "sequence_margins", "robustness_block", "sequence_probability"]
 
@@ -46,11 +47,6 @@ class SequenceMargins:
     probability: Fraction
 
 
-def _read_prior(hmm: HMM, theorem: str, u: Any) -> np.ndarray:
-    p1 = hmm.hidden_marginal_1()
-    return p1 if theorem == "3.3" else hmm.A.dot(np.asarray(u, dtype=object) * p1)
-
-
 def sequence_margins(hmm: HMM, theorem: str, b: Sequence, u: Sequence | None,
                      sequences: Sequence[Sequence[int]]) -> list[SequenceMargins]:
     """:class:`SequenceMargins` for each sequence with ``Pr(x) > 0``, exactly.
@@ -60,8 +56,8 @@ def sequence_margins(hmm: HMM, theorem: str, b: Sequence, u: Sequence | None,
     ``A(u ⊙ A pi0)`` for 3.6): ``b . g = (W^T b ⊙ pre) . beta / (pre . beta)``,
     ``Q(B) = pre . beta``, ``mu . p = (mu ⊙ pi0) . beta / (pi0 . beta)``, ``Pr(x) = pi0 . beta``.
     """
-    pre = _read_prior(hmm, theorem, u)
-    rows = [np.asarray(b, dtype=object).dot(hmm.W) * pre, pre, hmm.mu * hmm.pi0, hmm.pi0]
+    pre = read_position_prior(hmm, theorem, u)
+    rows = [head_weights(hmm, b) * pre, pre, hmm.mu * hmm.pi0, hmm.pi0]
     den, values = _dot_backward(hmm, rows, sequences)
     out = []
     for seq, v, scale in values:

@@ -29,7 +29,7 @@ from ..models import inference_bounds as ib
 from ..models import inference_exact as ie
 from ..models import inference_float as iff
 from ..models.hmm import HMM
-from ..models.inference_exact import integer_hmm, prior_h1, scaled_integer_vector, transition_apply
+from ..models.inference_exact import head_weights, integer_hmm, prior_h1, scaled_integer_vector, transition_apply
 from ..models.task import label, labels, task_margin
 
 __all__ = ["read_position_prior", "Decision", "CheckResult", "check_sequences", "identity_check",
@@ -81,7 +81,7 @@ def identity_check(hmm: HMM, theorem: str, b: Sequence, u: Sequence | None) -> d
     ``x`` at once (Theorem 3.3: ``mu^T D^-1 W^+ W D = mu^T``; Theorem 3.6: Lemma B.2 with
     ``supp(c) = H*``)."""
     pre = read_position_prior(hmm, theorem, u)
-    lhs = np.asarray(b, dtype=object).dot(hmm.W) * pre
+    lhs = head_weights(hmm, b) * pre
     rhs = hmm.mu * hmm.pi0
     ratios = {lhs[h] / rhs[h] for h in range(hmm.num_states) if rhs[h] != 0}
     zeros_ok = all(lhs[h] == 0 for h in range(hmm.num_states) if rhs[h] == 0)
@@ -105,7 +105,7 @@ class _Rows:
 
     def __init__(self, hmm: HMM, theorem: str, b, u, lam):
         pre = read_position_prior(hmm, theorem, u)
-        rows = [np.asarray(b, dtype=object).dot(hmm.W) * pre, hmm.mu * hmm.pi0, pre, hmm.pi0]
+        rows = [head_weights(hmm, b) * pre, hmm.mu * hmm.pi0, pre, hmm.pi0]
         self.ints, self.scales = [], []
         for r in rows:
             ints, d = scaled_integer_vector([Fraction(v) for v in r])

@@ -206,11 +206,12 @@ def theorem(args) -> dict:
     tid = args.id
     hmm, instance = load_or_generate(args, tid)
     conversion = instance.pop("_conversion", None)
-    check_work(args, hmm)
+    mode, mode_note = check_work(args, hmm)
     results = check_assumptions(hmm, tid)
     sets = results.get("3.5", {}).pop("_sets", None)
     failed = {k: v for k, v in results.items() if not v["holds"]}
-    report = {"theorem": tid, "verdict": None, "mode": args.mode, "certified": args.mode != "float",
+    report = {"theorem": tid, "verdict": None, "mode": mode, **({"mode_note": mode_note} if mode_note else {}),
+              "certified": mode != "float",
               "instance": instance, "assumptions": results, "witness": None, "identity": None,
               "sequences": None, "labels": None, "vacuous": None, "counterexample": None}
     witness, construction_error = None, None
@@ -235,29 +236,29 @@ def theorem(args) -> dict:
         extra = [instance["tie_sequence"]] if instance.get("tie_sequence") else []
         sequences, how, length = _sequence_set(args, hmm, extra)
         bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False))
-        res = check_sequences(hmm, tid, witness.b, u, sequences, mode=args.mode, lam=lam, progress=tick)
+        res = check_sequences(hmm, tid, witness.b, u, sequences, mode=mode, lam=lam, progress=tick)
         if bar is not None:
             bar.close()
         report.update(label_counts(res.expected_labels))
-        _cross_check(hmm, tid, witness, sequences, args.mode, res)
+        _cross_check(hmm, tid, witness, sequences, mode, res)
         report["sequences"] = {"checked": res.checked, "agree": res.agree, "in_R": res.checked,
                                "length": length, "how": how, "ties": res.ties,
                                "outside_support": res.outside_support, "zero_norm": res.zero_norm,
-                               "identity_agree": res.identity_agree if args.mode != "float" else None,
+                               "identity_agree": res.identity_agree if mode != "float" else None,
                                "exact_fallbacks": res.exact_fallbacks,
                                "decided_by": dict(res.decided_by),
-                               "certified": args.mode != "float"}
+                               "certified": mode != "float"}
         if res.first_disagreement is not None:
             d = res.first_disagreement
             report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
                                         "expected": d.expected, "got": d.got}
-            if args.mode == "float":                  # say whether the float disagreement is real
+            if mode == "float":                  # say whether the float disagreement is real
                 f_star, f, possible = decide_direct(hmm, tid, witness.b, u, d.sequence)
                 report["counterexample"]["exact_check"] = {
                     "expected": f_star, "got": f, "disagrees": bool(possible and f_star != f)}
             if args.witness and tid == "3.6":
                 report["prompt_evidence"] = _given_prompt_evidence(hmm, u)
-        elif args.mode != "float":
+        elif mode != "float":
             report["robustness"] = robustness_block(hmm, tid, witness.b, u, sequences, rationalization=conversion)
     failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
                             construction_error=construction_error)

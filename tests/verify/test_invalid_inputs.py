@@ -298,3 +298,20 @@ def test_exact_memory_posterior_on_a_long_sequence(tmp_path, capsys):
     from fractions import Fraction
 
     assert sum(Fraction(v) for v in post) == 1
+
+
+def test_without_mode_a_run_too_long_for_exact_arithmetic_is_certified():
+    from types import SimpleNamespace
+
+    from headprompt.models.exceptions import LimitError
+    from headprompt.verify.common import check_work
+
+    big = SimpleNamespace(num_states=1000, num_tokens=100)
+    args = SimpleNamespace(mode=None, length=None, samples=10_000, exhaustive=False)
+    mode, note = check_work(args, big)
+    assert mode == "certified" and "minutes" in note and "--mode exact" in note
+    with pytest.raises(LimitError, match="--mode certified"):
+        check_work(SimpleNamespace(**{**vars(args), "mode": "exact"}), big)
+    small = SimpleNamespace(num_states=25, num_tokens=10)
+    assert check_work(args, small) == ("exact", None)
+    assert check_work(SimpleNamespace(**{**vars(args), "mode": "float"}), big) == ("float", None)
