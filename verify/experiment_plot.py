@@ -38,6 +38,7 @@ def plot(name: str, summary: dict, path: Path) -> None:
                  ("attention", "vanilla", "exact", "control: vanilla HMM + attention (exact G)", "tab:purple", ":"),
                  ("attention-tokens", "memory", "none", "control: token-only attention (memory HMM)", "tab:brown", "-.")]
         ax.set_xlabel("|M||H|")
+    low = 1.0                                   # the axis shows every band whole (never clipped)
     for method, data, model, label, color, style in lines:
         sel = sorted(((_x(r), r) for r in rows if r["method"] == method and r["model"] == model
                       and (data is None or r["setting"].get("data") == data)), key=lambda t: t[0])
@@ -47,16 +48,19 @@ def plot(name: str, summary: dict, path: Path) -> None:
         ax.plot(x, [r["accuracy"] for _, r in sel], style, marker="o", ms=4, color=color, label=label)
         ax.fill_between(x, [r["ci95"][0] for _, r in sel], [r["ci95"][1] for _, r in sel], color=color,
                         alpha=0.12 if model != "exact" else 0.07, lw=0)
+        low = min(low, *(min(r["ci95"][0], r["accuracy"]) for _, r in sel))
     maj = summary.get("majority", [])
     if name == "fig3-right":
         maj = [m for m in maj if m["setting"].get("data") == "memory"]
     if maj:
         pts = sorted((_x(m), m["accuracy"]) for m in maj)
+        low = min(low, *(p[1] for p in pts))
         ax.plot([p[0] for p in pts], [p[1] for p in pts], color="black", lw=1, ls=(0, (1, 2)),
                 label="majority class" + (" (memory data)" if name == "fig3-right" else ""))
     ticks = sorted({_x(r) for r in rows})
     ax.set_xticks(ticks)
-    ax.set_ylim(0.35, 1.02)
+    bottom = max(0.0, min(0.35, low) - 0.06)
+    ax.set_ylim(bottom, 1.02)
     ax.set_ylabel("test accuracy")
     # the quality gate under each setting: mean TV of the MLMs, red when a trial failed
     gate = {}
@@ -65,7 +69,7 @@ def plot(name: str, summary: dict, path: Path) -> None:
         tv, ok = gate.get(x, (0.0, True))
         gate[x] = (max(tv, q["tv_max"]), ok and q["passed"])
     for x, (tv, ok) in gate.items():
-        ax.annotate(f"TV {tv:.2f}", (x, 0.37), ha="center", fontsize=6.5, color="black" if ok else "red")
+        ax.annotate(f"TV {tv:.2f}", (x, bottom + 0.02), ha="center", fontsize=6.5, color="black" if ok else "red")
     trials = max((r["trials"] for r in rows), default=0)
     design = ("one HMM and pretraining per setting" if summary.get("share_pretraining")
               else "a new HMM and pretraining per trial")

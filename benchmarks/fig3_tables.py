@@ -1,0 +1,102 @@
+"""Markdown tables of a Figure 3 run, for the README: ``python -m benchmarks.fig3_tables DIR``.
+
+``DIR`` is an experiment's output directory (``summary.json`` inside); the tables give, per
+setting, the MLM's gate TV per trial, the majority line, the mean accuracies, the paired
+differences with their 95% intervals, and (fig3-right) the controls; then each claim's verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def _fmt(v: float | None) -> str:
+    return "" if v is None else f"{v:.3f}"
+
+
+def _diff(p: dict | None) -> str:
+    if p is None:
+        return ""
+    lo, hi = p["ci95"]
+    return f"{p['difference']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+def _acc(rows: list, setting: dict, method: str, model: str) -> float | None:
+    return next((r["accuracy"] for r in rows if r["setting"] == setting and r["method"] == method
+                 and r["model"] == model), None)
+
+
+def _gate(quality: list, setting: dict) -> str:
+    q = next((q for q in quality if q["setting"] == setting), None)
+    if q is None:
+        return ""
+    tvs = ", ".join(f"{t['tv']:.3f}" for t in q["trials"])
+    return f"{tvs} ({'yes' if q['passed'] else 'no'})"
+
+
+def _paired(claims: list, model: str, key) -> dict | None:
+    claim = next((c for c in claims if c.get("claim", c.get("control", "")).endswith(f"({model})")
+                  or c.get("model") == model), None)
+    return None if claim is None else next((p for p in claim["paired"] if p["setting"] == key), None)
+
+
+def _verdicts(summary: dict) -> list[str]:
+    lines = []
+    for c in summary["predictions"]:
+        lines.append(f"- {c['claim']}: {'held' if c['held'] else 'did not hold'} (holds on {c['holds_on']}, "
+                     f"not on {c['fails_on']}, excluded by the gate {c['excluded_by_gate']})")
+    for c in summary["controls"]:
+        lines.append(f"- control ({c['model']}) {c['control']}: {'beaten' if c['beaten'] else 'not beaten'} "
+                     f"(beaten on {c['holds_on']}, not on {c['fails_on']}, excluded by the gate "
+                     f"{c['excluded_by_gate']})")
+    return lines
+
+
+def left(summary: dict) -> list[str]:
+    rows, quality = summary["rows"], summary["quality"]
+    majority = {m["setting"]["hidden_states"]: m["accuracy"] for m in summary["majority"]}
+    out = ["| |H| | MLM gate TV per trial (passed?) | majority | MLM head | MLM prompt | MLM prompt - head, 95% CI "
+           "| exact head | exact prompt | exact prompt - head, 95% CI |", "|---" * 9 + "|"]
+    for H in summary["config"]["hidden_sizes"]:
+        s = {"hidden_states": H}
+        out.append(f"| {H} | {_gate(quality, s)} | {_fmt(majority.get(H))} | {_fmt(_acc(rows, s, 'head', 'mlm'))} | "
+                   f"{_fmt(_acc(rows, s, 'prompt', 'mlm'))} | {_diff(_paired(summary['predictions'], 'mlm', H))} | "
+                   f"{_fmt(_acc(rows, s, 'head', 'exact'))} | {_fmt(_acc(rows, s, 'prompt', 'exact'))} | "
+                   f"{_diff(_paired(summary['predictions'], 'exact', H))} |")
+    return out + [""] + _verdicts(summary)
+
+
+def right(summary: dict) -> list[str]:
+    rows, quality, controls = summary["rows"], summary["quality"], summary["control_rows"]
+    out = ["| |M||H| | MLM gate TV per trial, memory / vanilla (passed?) | majority, memory | memory + attention: MLM | "
+           "exact | vanilla + linear head: MLM | exact | memory - vanilla (MLM), 95% CI | vanilla + attention: MLM "
+           "(control) | token-only attention (control) |", "|---" * 9 + "|"]
+    majority = {(m["setting"]["data"], m["setting"]["memory_values"]): m["accuracy"] for m in summary["majority"]}
+    for M in summary["config"]["memory_values"]:
+        H = 4 * M
+        mem = {"data": "memory", "memory_values": M, "hidden_total": H}
+        van = {"data": "vanilla", "memory_values": M, "hidden_total": H}
+        out.append(f"| {H} | {_gate(quality, mem)} / {_gate(quality, van)} | {_fmt(majority.get(('memory', M)))} | "
+                   f"{_fmt(_acc(rows, mem, 'attention', 'mlm'))} | {_fmt(_acc(rows, mem, 'attention', 'exact'))} | "
+                   f"{_fmt(_acc(rows, van, 'head', 'mlm'))} | {_fmt(_acc(rows, van, 'head', 'exact'))} | "
+                   f"{_diff(_paired(summary['predictions'], 'mlm', H))} | "
+                   f"{_fmt(_acc(controls, van, 'attention', 'mlm'))} | "
+                   f"{_fmt(_acc(controls, mem, 'attention-tokens', 'none'))} |")
+    return out + [""] + _verdicts(summary)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory", type=Path)
+    args = parser.parse_args()
+    summary = json.loads((args.directory / "summary.json").read_text())
+    lines = left(summary) if summary["experiment"] == "fig3-left" else right(summary)
+    print(f"{summary['experiment']} at scale {summary['scale']}, {summary['trials']} trials, "
+          f"{summary['seconds']:.0f} s; jobs {summary['jobs']}")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
