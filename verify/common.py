@@ -114,6 +114,35 @@ MAX_FLOAT_ENTRIES = 50_000_000
 # about 600 |X| |H| length float operations (1.3 s at |X| = 10, |H| = 25, length 256).
 _EXACT_RATE = {"hmm": 5e-8, "memory-hmm": 1e-7}
 _ADVERSARIAL_RATE = 5e-8
+_FLOAT_RATE = 1e-9          # per sequence, position and states^2: the float kernels (certified, float)
+
+AUTO_CERTIFIED_MAX_LENGTH = 256
+"""Without ``--mode``, certified arithmetic replaces exact only up to this length: on far longer
+sequences some message entries fall below the underflow guard and whole batches go back to
+exact arithmetic (:func:`check_fallback`)."""
+
+
+def exact_seconds(sequences: int, length: int, states: int, *, memory: bool = False) -> float:
+    """The estimated time of exact checks of ``sequences`` sequences of ``length`` tokens."""
+    rate = _EXACT_RATE["memory-hmm" if memory else "hmm"]
+    return rate * sequences * length * states * states * (1 + length / 64)
+
+
+def check_fallback(sequences: int, length: int, states: int, *, memory: bool = False) -> None:
+    """Refuse an exact fallback batch (sequences the certified bound could not decide) that
+    would run past :data:`MAX_SECONDS`, instead of starting it.
+
+    Raises:
+        LimitError: naming the batch, the estimate and the way forward.
+    """
+    from ..models.exceptions import LimitError
+
+    seconds = exact_seconds(sequences, length, states, memory=memory)
+    if seconds > MAX_SECONDS:
+        raise LimitError(f"{sequences} sequences of length {length} could not be decided by the certified bound "
+                         f"(their messages come too close to underflow) and redoing them exactly would take about "
+                         f"{seconds / 60:.0f} minutes (estimate); the limit is {MAX_SECONDS // 60} minutes "
+                         "(use a shorter --length or fewer --samples)")
 
 
 def check_work(args, model) -> tuple[str, str | None]:
@@ -159,21 +188,24 @@ def check_work(args, model) -> tuple[str, str | None]:
     base = 0.0
     if not exhaustive and not memory:
         base += _ADVERSARIAL_RATE * 600 * X * states * length
-    rate = _EXACT_RATE["memory-hmm" if memory else "hmm"]
-    exact_seconds = base + rate * count * length * states * states * (1 + length / 64)
+    exact_total = base + exact_seconds(count, length, states, memory=memory)
+    float_total = base + _FLOAT_RATE * count * length * states * states
     note = None
     if mode is None:                  # certified mode decides in float with proven bounds
-        mode = "exact" if exact_seconds <= MAX_SECONDS or base > MAX_SECONDS else "certified"
+        mode = ("exact" if exact_total <= MAX_SECONDS or float_total > MAX_SECONDS
+                or length > AUTO_CERTIFIED_MAX_LENGTH else "certified")
         if mode == "certified":
-            note = (f"certified: exact arithmetic would take about {exact_seconds / 60:.0f} "
-                                     f"minutes (estimate; the limit is {MAX_SECONDS // 60}), and certified "
-                                     "verdicts are proofs as well (give --mode exact to insist)")
-    seconds = exact_seconds if mode == "exact" else base
+            note = (f"certified: exact arithmetic would take about {exact_total / 60:.0f} minutes "
+                    f"(estimate; the limit is {MAX_SECONDS // 60}), and certified verdicts are proofs as "
+                    "well (give --mode exact to insist)")
+    seconds = exact_total if mode == "exact" else float_total
     if seconds > MAX_SECONDS:
         kind = "lifted" if memory else "hidden"
         raise LimitError(f"{what} on {states} {kind} states would take about {seconds / 60:.0f} minutes "
                          f"(estimate); the limit is {MAX_SECONDS // 60} minutes (use {how}"
-                         + (", or --mode certified (still a proof)" if mode == "exact" else "") + ")")
+                         + (", or --mode certified (still a proof)"
+                            if mode == "exact" and length <= AUTO_CERTIFIED_MAX_LENGTH
+                            and float_total <= MAX_SECONDS else "") + ")")
     return mode, note
 
 

@@ -405,6 +405,10 @@ def _fast_decisions(mhmm, witness, fn: _Functionals, seqs, evaluate_outside_R, c
                 d.got, d.attended = int(got[r_]), tuple(int(i) for i in np.flatnonzero(att[:, r_]))
             out[k] = d
     redo = [k for k, d in enumerate(out) if d is None]
+    if redo:
+        from .common import check_fallback
+
+        check_fallback(len(redo), max(len(seqs[k]) for k in redo), mhmm.lift().num_states, memory=True)
     for k, d in zip(redo, _exact_decisions(mhmm, witness, fn, [seqs[k] for k in redo], evaluate_outside_R)):
         d.certified_by = "exact-fallback"
         out[k] = d

@@ -30,6 +30,7 @@ from ..models import inference_exact as ie
 from ..models import inference_float as iff
 from ..models.hmm import HMM
 from ..models.inference_exact import head_weights, integer_hmm, prior_h1, scaled_integer_vector, transition_apply
+from .common import check_fallback
 from ..models.task import label, labels, task_margin
 
 __all__ = ["read_position_prior", "Decision", "CheckResult", "check_sequences", "identity_check",
@@ -259,6 +260,7 @@ def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str):
                     (sign[:, 4] == 0) & nonzero_norm & possible, np.full(n, _PATHS.index("bound"), dtype=np.int8)]
             redo = np.flatnonzero(~ok)
             if redo.size:                                   # one exact batch per length group
+                check_fallback(int(redo.size), t, hmm.num_states)
                 exact = _exact_columns(ih, rows, [seq_list[where[k]] for k in redo], "exact-fallback")
                 for c, e in zip(cols, exact):
                     c[redo] = e
