@@ -69,7 +69,7 @@ def plot(name: str, summary: dict, path: Path) -> None:
         tv, ok = gate.get(x, (0.0, True))
         gate[x] = (max(tv, q["tv_max"]), ok and q["passed"])
     for x, (tv, ok) in gate.items():
-        ax.annotate(f"TV {tv:.2f}", (x, bottom + 0.02), ha="center", fontsize=6.5, color="black" if ok else "red")
+        ax.annotate(f"TV {tv:.3f}", (x, bottom + 0.02), ha="center", fontsize=6.5, color="black" if ok else "red")
     trials = max((r["trials"] for r in rows), default=0)
     design = ("one HMM and pretraining per setting" if summary.get("share_pretraining")
               else "a new HMM and pretraining per trial")
