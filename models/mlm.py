@@ -2,7 +2,8 @@
 
 The encoder is plain PyTorch in the nanoGPT manner: one :class:`MLMConfig` passed whole into
 every module, pre-LayerNorm blocks, bidirectional attention through
-``F.scaled_dot_product_attention``, learned position embeddings. Token ids ``0..|X|-1`` are
+``F.scaled_dot_product_attention``, learned position embeddings (``MLMConfig.arch="bigru"``
+swaps the encoder for a bidirectional GRU, the cpu scale's choice). Token ids ``0..|X|-1`` are
 the HMM's symbols and id ``|X|`` is ``[MASK]``; no padding id is needed, because every
 sequence we build (pretraining chunks, downstream inputs) has a fixed length. The output layer
 predicts only the ``|X|`` real symbols, so the softmax at a masked position is the network's

@@ -252,3 +252,25 @@ def test_prompt_changes_the_mlm_output(hmm, trained):
     with torch.no_grad():
         moved = 0.5 * (backbone.prompted(prepared, prompts) - plain).abs().sum(1).mean()
     assert moved > 0.3, float(moved)
+
+
+def test_bigru_encoder_reads_both_sides_and_prompts_move_it():
+    torch.manual_seed(0)
+    config = dataclasses.replace(TINY, arch="bigru")
+    model = MLM(config).eval()
+    tokens = torch.randint(0, config.num_tokens, (2, 12))
+    tokens[:, 5] = config.mask_id
+    with torch.no_grad():
+        logits = model(tokens)
+        assert logits.shape == (2, 12, config.num_tokens)
+        assert torch.allclose(logits, model(inputs_embeds=model.embed(tokens)), atol=1e-6)
+        for pos in (2, 9):                                   # a token on either side changes [MASK]'s output
+            other = tokens.clone()
+            other[:, pos] = (other[:, pos] + 1) % config.num_tokens
+            assert not torch.allclose(model(other)[:, 5], logits[:, 5])
+        prompt = torch.randn(2, 3, config.n_embd)            # prepended vectors move the output too
+        moved = model(inputs_embeds=torch.cat([prompt, model.embed(tokens)], dim=1))[:, 3 + 5]
+        assert not torch.allclose(moved, logits[:, 5])
+    with pytest.raises(InputError, match="arch"):
+        from headprompt.models.mlm import check_configs
+        check_configs(dataclasses.replace(TINY, arch="lstm"), PretrainConfig())

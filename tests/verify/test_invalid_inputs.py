@@ -316,3 +316,12 @@ def test_without_mode_a_run_too_long_for_exact_arithmetic_is_certified():
     small = SimpleNamespace(num_states=25, num_tokens=10)
     assert check_work(args, small) == ("exact", None)
     assert check_work(SimpleNamespace(**{**vars(args), "mode": "float"}), big) == ("float", None)
+
+
+def test_an_exact_fallback_beyond_the_limit_is_refused_not_run(capsys):
+    """At length 4000 the certified bound's underflow guard sends whole batches back to exact
+    arithmetic; a batch estimated beyond the limit is refused (exit 2) instead of exhausting
+    memory, and without --mode such a length stays exact (and is refused by its estimate)."""
+    code = main(["theorem", "3.6", "--length", "4000", "--samples", "10", "--mode", "certified"])
+    err = capsys.readouterr().err
+    assert code == 2 and "could not be decided by the certified bound" in err and len(err.strip().splitlines()) == 1
