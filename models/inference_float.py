@@ -1,7 +1,7 @@
 """Float64 inference, batched over sequences with numpy, scaled for long sequences.
 
 Same definitions as :mod:`models.inference_exact` (SPEC section 1, eq. B.1), computed with
-messages rescaled at every step, so ``T = 10,000`` neither underflows nor loses accuracy:
+messages rescaled on a schedule (:func:`rescale_interval`), so ``T = 10,000`` neither underflows nor loses accuracy:
 ``tau_i`` is only needed up to a positive factor, because ``Gbar_i`` and every posterior are
 normalised. The rescaling multiplies each message by a power of two (its row sum moved
 into ``[1/2, 1)``), which is exact in binary floating point, so a message computed here is the
@@ -96,12 +96,13 @@ def proper_embeddings(hmm: HMM, tokens) -> np.ndarray:
     return float_arrays(hmm)[2][tokens]  # [n, t, H]
 
 
-def _rescale(v: np.ndarray, ones: np.ndarray) -> np.ndarray:
+def _rescale(v: np.ndarray, ones: np.ndarray, sums: np.ndarray | None = None) -> np.ndarray:
     """Multiply each row of ``v`` (``[n, H]``, nonnegative, in place) by the power of two
     ``2^-e`` that moves its sum into ``[1/2, 1)`` (so its maximum is in ``[1/(2H), 1)``); zero
     rows stay zero. Exact unless a result is subnormal. Returns ``e`` (``[n]``). The sum is a
-    matrix-vector product: a reduction along a short axis is far slower in numpy."""
-    _, e = np.frexp(v @ ones)                         # [n]
+    matrix-vector product (a reduction along a short axis is far slower in numpy), or the
+    row sums ``sums`` when the caller has them."""
+    _, e = np.frexp(v @ ones if sums is None else sums)   # [n]
     v *= np.ldexp(1.0, -e)[:, None]
     return e
 
@@ -163,7 +164,8 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
 
     every ``every`` steps (default :func:`rescale_interval`) each row is multiplied by the
     power of two that moves its sum into ``[1/2, 1)``; :func:`rescale_interval` keeps messages
-    far from underflow and overflow in between, so no step needs a check. Returns a dict with (as asked)
+    far from underflow and overflow in between, so only scheduled steps look at them (and
+    without ``track`` a scheduled rescaling is skipped while the row sums stay in range). Returns a dict with (as asked)
     ``pre`` and ``beta`` (``[t, n, H]``, when ``store``; rows of different positions carry
     different powers of two; with ``store_alpha`` the forward array holds ``alpha_j`` instead
     of ``pre_j``, under the key ``alphas``), ``alpha`` (``alpha_{t-1}``, ``[n, H]``), ``beta0``
@@ -191,10 +193,8 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
             return
         if not track and step != t - 1:
             sums = v @ ones
-            if sums.min() >= _LOW and (not grows or sums.max() <= 1.0 / _LOW):
-                return
-            _, e = np.frexp(sums)
-            v *= np.ldexp(1.0, -e)[:, None]
+            if sums.min() < _LOW or (grows and sums.max() > 1.0 / _LOW):
+                _rescale(v, ones, sums)
             return
         e = _rescale(v, ones)
         if not track:

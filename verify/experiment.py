@@ -85,7 +85,7 @@ def _run_in_pool(specs: list[dict], workers: int, on_result, bar) -> None:
             try:
                 result = future.result()
             except Exception as exc:   # noqa: BLE001 - a lost worker fails its job only
-                result = {"key": job_key(spec), "error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
+                result = {"key": job_key(spec), "error": f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"}
             on_result(spec, result)
             bar.update(1)
 

@@ -44,7 +44,7 @@ def run_on_ray(specs: list[dict], address: str | None, on_result: Callable[[dict
                 ray.init(num_cpus=num_cpus or os.cpu_count(), runtime_env=env, **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-            raise InputError(f"--ray: cannot start or join {where} ({str(exc).splitlines()[0]})") from None
+            raise InputError(f"--ray: cannot start or join {where} ({(str(exc).splitlines() or [''])[0]})") from None
         started = True
     try:
         remote = ray.remote(run_job_safely)
@@ -61,7 +61,7 @@ def run_on_ray(specs: list[dict], address: str | None, on_result: Callable[[dict
                 except Exception as exc:   # noqa: BLE001 - a lost worker fails its job only
                     from .experiment_jobs import job_key
 
-                    result = {"key": job_key(spec), "error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
+                    result = {"key": job_key(spec), "error": f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"}
                 on_result(spec, result)
     finally:
         if started:
