@@ -20,11 +20,15 @@ hypothesis strategies) is loaded on first access.
 
 from importlib import import_module as _import_module
 
+from . import _moved
+
+_moved.install()
+
 from .models.exceptions import HeadpromptError, InputError
-from .models.hmm import HMM, MemoryHMM
-from .models.rationalize import rationalize
+from .models.hmm.values import HMM, MemoryHMM
+from .models.hmm.rationalize import rationalize
 from .verify.api import TheoremReport, check, load
-from .verify.registry import THEOREMS
+from .verify.theorems.registry import THEOREMS
 
 __all__ = ["HMM", "MemoryHMM", "load", "check", "rationalize", "TheoremReport", "THEOREMS", "strategies",
            "HeadpromptError", "InputError"]

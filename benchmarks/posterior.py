@@ -23,11 +23,11 @@ import time
 import numpy as np
 import torch
 
-from headprompt.models import inference_exact as ie
-from headprompt.models import inference_float as iff
-from headprompt.models import inference_torch as it
-from headprompt.models.generators import appendix_d_hmm
-from headprompt.models.sampling import sample
+from headprompt.models.inference import exact as ie
+from headprompt.models.inference import floats as iff
+from headprompt.models.inference import torch_backend as it
+from headprompt.models.generate.generators import appendix_d_hmm
+from headprompt.models.generate.sampling import sample
 
 
 def _rate(fn, count: int, repeat: int) -> float:

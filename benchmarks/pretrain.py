@@ -38,7 +38,8 @@ import time
 
 import torch
 
-from headprompt.models.mlm import MLM, _optimizer, batch_loss, mask_tokens, resolve_device
+from headprompt.models.mlm.model import MLM, batch_loss, mask_tokens, resolve_device
+from headprompt.models.mlm.pretrain import _optimizer
 
 __all__ = ["matmul_peak", "flops_per_token", "measure", "recipe", "main"]
 
@@ -130,9 +131,9 @@ def full_pretraining(scale, pretrain_config, device: torch.device, *, minutes: f
     (resumes an earlier piece); returns its time, steps and quality gate."""
     import numpy as np
 
-    from headprompt.models.generators import appendix_d_hmm
-    from headprompt.models.mlm import PretrainingPaused
-    from headprompt.models.mlm_cache import load_or_pretrain
+    from headprompt.models.generate.generators import appendix_d_hmm
+    from headprompt.models.mlm.pretrain import PretrainingPaused
+    from headprompt.models.mlm.pretrain import load_or_pretrain
 
     hmm = appendix_d_hmm(30, 10, rng=np.random.default_rng([seed, 30, 0]))
     t0 = time.perf_counter()
@@ -146,7 +147,7 @@ def full_pretraining(scale, pretrain_config, device: torch.device, *, minutes: f
 
 
 def main(argv: list[str] | None = None) -> int:
-    from headprompt.verify.experiment import SCALES
+    from headprompt.verify.experiments.figure3 import SCALES
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.pretrain", description=__doc__.splitlines()[0])
     parser.add_argument("--scale", choices=list(SCALES), default="cpu")

@@ -39,9 +39,9 @@ def _best(fn, repeat: int) -> float:
 
 def verdict_rates(count: int, exact_count: int, repeat: int) -> None:
     from headprompt.constructions.vanilla import theorem_36_witness
-    from headprompt.models.generators import prompt_friendly_hmm
-    from headprompt.models.sampling import sample
-    from headprompt.verify.vanilla import check_sequences, identity_check
+    from headprompt.models.generate.generators import prompt_friendly_hmm
+    from headprompt.models.generate.sampling import sample
+    from headprompt.verify.theorems.vanilla.check import check_sequences, identity_check
 
     hmm, _ = prompt_friendly_hmm(25, 10, rng=np.random.default_rng(0))
     w = theorem_36_witness(hmm)
@@ -112,9 +112,9 @@ def _peers(hmm, tokens: np.ndarray):
 
 
 def smoothing_rates(batch: int, repeat: int) -> None:
-    from headprompt.models import inference_float as iff
-    from headprompt.models.generators import appendix_d_hmm
-    from headprompt.models.sampling import sample
+    from headprompt.models.inference import floats as iff
+    from headprompt.models.generate.generators import appendix_d_hmm
+    from headprompt.models.generate.sampling import sample
 
     names = ("hmmlearn", "dynamax", "pomegranate")
     print(f"\nfloat smoothing, every position, |X| = 10, batch {batch} (sequences/s; ratio = ours / peer)")

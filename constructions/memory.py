@@ -7,7 +7,7 @@ for the lexicographic memory configuration ``c``.
 
 The span decomposition ``span(U) ⊕ Vbar`` with its exact projections ``B^(h)`` and ``Bbar``
 (Claims C.3 and C.10) is in :mod:`.span`; the head's semantics (argmax-set averaging) in
-:mod:`headprompt.models.attention`; the witness type in :mod:`.witnesses`.
+:mod:`headprompt.models.inference.attention`; the witness type in :mod:`.witnesses`.
 
 Theorem 4.3 (Claim C.3, Lemmas C.2 and C.4):
 
@@ -52,10 +52,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..models.attention import AttentionResult, attention, beta_row, softmax_attention
+from ..models.inference.attention import AttentionResult, attention, beta_row, softmax_attention
 from ..models.exceptions import ConstructionError
-from ..models.hmm import MemoryHMM
-from ..models.linalg import pivot_columns
+from ..models.hmm.values import MemoryHMM
+from ..models.hmm.linalg import pivot_columns
 
 from .span import (SpanDecomposition, column_index, relevant_columns, require_exact, span_decomposition,
                    theta_one, theta_two)
@@ -86,7 +86,7 @@ def _require_task(mhmm: MemoryHMM) -> np.ndarray:
 def prompt_vector(mhmm: MemoryHMM, memory_subset: Sequence[int]) -> np.ndarray:
     """The prompt of eq. C.6 over lifted states ``c |H| + h``: ``u = 1(m_j* in M*)``.
 
-    >>> from headprompt.models.hmm import MemoryHMM
+    >>> from headprompt.models.hmm.values import MemoryHMM
     >>> mh = MemoryHMM.create(1, 2, 1, [[1]], [[[1], [0]], [[0], [1]]], [1], ['1/2', '1/2'])
     >>> [str(v) for v in prompt_vector(mh, [1])]
     ['0', '1']

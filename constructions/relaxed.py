@@ -26,9 +26,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..models.hmm import HMM, MemoryHMM
-from ..models.inference_exact import prior_h1, transition_apply
-from ..models.linalg import from_fmpq_mat, pivot_columns, to_fmpq_mat
+from ..models.hmm.values import HMM, MemoryHMM
+from ..models.inference.exact import prior_h1, transition_apply
+from ..models.hmm.linalg import from_fmpq_mat, pivot_columns, to_fmpq_mat
 
 from .vanilla import LinearHeadWitness, PromptWitness, find_essential_sets
 

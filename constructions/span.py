@@ -32,8 +32,8 @@ from typing import Sequence
 import numpy as np
 
 from ..models.exceptions import ConstructionError
-from ..models.hmm import MemoryHMM
-from ..models.linalg import left_inverse, pivot_columns, rank
+from ..models.hmm.values import MemoryHMM
+from ..models.hmm.linalg import left_inverse, pivot_columns, rank
 
 __all__ = ["SpanDecomposition", "span_decomposition", "relevant_columns", "theta_one", "theta_two",
            "column_index", "require_exact"]
@@ -54,7 +54,7 @@ def require_exact(mhmm: MemoryHMM) -> None:
     """
     if not mhmm.exact:
         raise ConstructionError("constructions are exact; convert the memory HMM explicitly first "
-                                "(headprompt.models.rationalize.rationalize)")
+                                "(headprompt.models.hmm.rationalize.rationalize)")
 
 
 def relevant_columns(mhmm: MemoryHMM, S_star: Sequence[int], memory_subset: Sequence[int] | None
@@ -140,7 +140,7 @@ def span_decomposition(mhmm: MemoryHMM, S_star: Sequence[int], *,
                        memory_subset: Sequence[int] | None = None) -> SpanDecomposition:
     """The exact direct-sum decomposition for ``H* = {j*} x S*`` (Claim C.3 / C.10).
 
-    >>> from headprompt.models.hmm import MemoryHMM
+    >>> from headprompt.models.hmm.values import MemoryHMM
     >>> W = [[[1, 0], [0, 0]], [[0, 0], [1, 0]], [[0, '1/2'], [0, 0]], [[0, '1/2'], [0, 1]]]
     >>> mh = MemoryHMM.create(1, 2, 2, [[0, 1], [1, 0]], W, ['1/2', '1/2'], ['1/2', '1/2'])
     >>> d = span_decomposition(mh, [0])                  # X=4, M=2, H=2, H* = {0}

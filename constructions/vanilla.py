@@ -21,9 +21,9 @@ from fractions import Fraction
 import numpy as np
 
 from ..models.exceptions import ConstructionError
-from ..models.hmm import HMM
-from ..models.inference_exact import transition_apply
-from ..models.linalg import ColumnIndependence, left_inverse, rank
+from ..models.hmm.values import HMM
+from ..models.inference.exact import transition_apply
+from ..models.hmm.linalg import ColumnIndependence, left_inverse, rank
 
 from .witnesses import LinearHeadWitness, PromptWitness
 
@@ -57,14 +57,14 @@ def _require_task(hmm: HMM) -> np.ndarray:
                                 "the instance file)")
     if not hmm.exact:
         raise ConstructionError("constructions are exact; convert the HMM explicitly first "
-                                "(headprompt.models.rationalize.rationalize)")
+                                "(headprompt.models.hmm.rationalize.rationalize)")
     return hmm.mu
 
 
 def theorem_33_witness(hmm: HMM) -> LinearHeadWitness:
     """The Theorem 3.3 head ``b = mu^T D^{-1} W^+`` (Appendix A), exactly.
 
-    >>> from headprompt.models.hmm import HMM
+    >>> from headprompt.models.hmm.values import HMM
     >>> h = HMM.create([[1, 0], [0, 1]], [['3/4', '1/4'], ['1/4', '3/4']], ['1/2', '1/2'], [1, -1])
     >>> [str(v) for v in theorem_33_witness(h).b]
     ['2', '-2']

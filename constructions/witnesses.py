@@ -4,7 +4,7 @@ validated data citing the claim they support, and their one serialised form (SPE
 - :class:`LinearHeadWitness`: Theorem 3.3's head ``b`` (``|X|``).
 - :class:`PromptWitness`: Theorem 3.6's prompt ``u`` (``|H|``, in ``[0, 1]``) and head ``b``.
 - :class:`AttentionWitness`: Theorems 4.3/4.6/C.6's attention head (``q``, ``Theta_K``,
-  ``beta``, ``Theta_V``, ``b``; shapes in :mod:`headprompt.models.attention`) and, for 4.6/C.6,
+  ``beta``, ``Theta_V``, ``b``; shapes in :mod:`headprompt.models.inference.attention`) and, for 4.6/C.6,
   the lifted prompt ``u``.
 
 Every witness is checked when made: its arrays have consistent shapes, finite entries and one
@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..models.exceptions import InstanceFileError, WitnessError
-from ..models.hmm import HMM, MemoryHMM
-from ..models.rational import format_array, to_fraction
+from ..models.hmm.values import HMM, MemoryHMM
+from ..models.hmm.rational import format_array, to_fraction
 
 __all__ = ["LinearHeadWitness", "PromptWitness", "AttentionWitness", "Witness", "witness_to_dict",
            "witness_from_dict", "read_witness", "THEOREM_PARAMETERS"]
@@ -315,6 +315,6 @@ def witness_from_dict(data: Any, theorem: str, model: HMM | MemoryHMM, *, source
 
 def read_witness(path: str | Path, theorem: str, model: HMM | MemoryHMM) -> tuple[Witness, list[int] | None]:
     """A witness file (SPEC section 3) read exactly; see :func:`witness_from_dict`."""
-    from ..models.instances import read_json
+    from ..models.hmm.files import read_json
 
     return witness_from_dict(read_json(path), theorem, model, source=str(path))

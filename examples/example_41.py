@@ -33,12 +33,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from headprompt.constructions.memory import theorem_43_witness  # noqa: E402
-from headprompt.models.attention import attention, softmax_attention  # noqa: E402
-from headprompt.models import inference_exact as ie  # noqa: E402
-from headprompt.models.hmm import MemoryHMM  # noqa: E402
-from headprompt.models.sampling import sample  # noqa: E402
-from headprompt.verify import memory_assumptions as masm  # noqa: E402
-from headprompt.verify.memory_check import check_sequences, identity_check  # noqa: E402
+from headprompt.models.inference.attention import attention, softmax_attention  # noqa: E402
+from headprompt.models.inference import exact as ie  # noqa: E402
+from headprompt.models.hmm.values import MemoryHMM  # noqa: E402
+from headprompt.models.generate.sampling import sample  # noqa: E402
+from headprompt.verify.theorems.memory import assumptions as masm  # noqa: E402
+from headprompt.verify.theorems.memory.check import check_sequences, identity_check  # noqa: E402
 
 VOCAB = ["the", "cow", "dog", "rolled", "ran", "slept", "in", "on", "pasture", "park", "grass",
          "bench", "happily", "sadly", ".", "cheerful", "gloomy"]

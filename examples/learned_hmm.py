@@ -19,8 +19,8 @@ import numpy as np
 from hmmlearn.hmm import CategoricalHMM
 
 import headprompt
-from headprompt.models import inference_float as iff
-from headprompt.models.rationalize import rationalize
+from headprompt.models.inference import floats as iff
+from headprompt.models.hmm.rationalize import rationalize
 
 # ---------------------------------------------------------------- the truth and its data
 # A[h2, h1] = Pr(H_i = h2 | H_{i-1} = h1). Column 0 reaches only states {0, 1}, whose emission

@@ -2,7 +2,7 @@
 
 import json
 
-from headprompt.verify.cli import main
+from headprompt.verify.cli.main import main
 
 
 def run_json(capsys, argv):

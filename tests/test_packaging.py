@@ -42,12 +42,12 @@ def test_imports_from_a_folder_with_its_own_models_package(installed, tmp_path):
     own = tmp_path / "project"
     (own / "models").mkdir(parents=True)
     (own / "models" / "__init__.py").write_text("MINE = True\n")
-    code = ("import models, headprompt.models.hmm as h, headprompt.verify.cli as c;"
+    code = ("import models, headprompt.models.hmm.values as h, headprompt.verify.cli.main as c;"
             "assert models.MINE; assert h.__file__.startswith(%r), h.__file__;"
             "print(h.HMM.__module__)" % str(target))
     proc = _run(code, own, target)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "headprompt.models.hmm"
+    assert proc.stdout.strip() == "headprompt.models.hmm.values"
 
 
 @pytest.mark.parametrize("bare", ["models", "constructions", "verify"])

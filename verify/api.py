@@ -19,8 +19,8 @@ from typing import Any
 
 from ..models.exceptions import InputError
 
-from .registry import theorem_spec
-from .requests import TheoremRequest
+from .theorems.registry import theorem_spec
+from .theorems.requests import TheoremRequest
 
 __all__ = ["check", "load", "run_theorem", "TheoremReport", "EXIT_CODES", "DETAILS"]
 
@@ -78,7 +78,7 @@ class TheoremReport:
             return []
         model, out = self.details["model"], []
         if theorem_spec(self.request.id).memory:
-            from .memory_check import decide_direct
+            from .theorems.memory.check import decide_direct
 
             for seq in self.details["sequences"]:
                 d = decide_direct(model, witness, self.details["H_star"], seq)
@@ -86,8 +86,8 @@ class TheoremReport:
                             "F_star": d.expected, "F": d.got, "agree": d.in_R and d.expected == d.got,
                             "tie": d.tie, "task_margin": d.task_margin, "head_margin": d.head_margin})
             return out
-        from ..models.task import label
-        from .vanilla import margins_direct
+        from ..models.hmm.task import label
+        from .theorems.vanilla.check import margins_direct
 
         b, u = witness.b, getattr(witness, "u", None)
         for seq in self.details["sequences"]:
@@ -136,7 +136,7 @@ def load(path: str | os.PathLike, *, exact: bool = True):
     Raises:
         InputError: a missing, malformed or invalid file (the message names the problem).
     """
-    from ..models.instances import load_instance
+    from ..models.hmm.files import load_instance
 
     return load_instance(os.fspath(path), exact=exact)
 
@@ -153,7 +153,7 @@ def check(instance: Any, theorem: str, **options: Any) -> TheoremReport:
     Raises:
         InputError: an unknown theorem or option, or invalid input (as the CLI's exit code 2).
     """
-    from ..models.hmm import HMM, MemoryHMM
+    from ..models.hmm.values import HMM, MemoryHMM
 
     if isinstance(instance, (str, os.PathLike)):
         options["hmm"] = os.fspath(instance)

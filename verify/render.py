@@ -20,7 +20,7 @@ def _default(obj: Any) -> Any:
 
     import numpy as np
 
-    from ..models.rational import format_fraction
+    from ..models.hmm.rational import format_fraction
 
     if isinstance(obj, Fraction):
         return format_fraction(obj)

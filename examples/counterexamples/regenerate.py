@@ -14,9 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-from headprompt.models.instances import save_instance
-from headprompt.verify.explore import STATEMENT_EVIDENCE, ExploreRequest, explore
-from headprompt.verify.registry import THEOREMS
+from headprompt.models.hmm.files import save_instance
+from headprompt.verify.evidence.explore import STATEMENT_EVIDENCE, ExploreRequest, explore
+from headprompt.verify.theorems.registry import THEOREMS
 
 HERE = Path(__file__).parent
 

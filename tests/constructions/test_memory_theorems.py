@@ -10,14 +10,14 @@ import pytest
 from headprompt.constructions.memory import find_recoverable_states, theorem_43_witness, theorem_c6_witness
 from headprompt.constructions.span import span_decomposition, theta_two
 from headprompt.constructions.witnesses import AttentionWitness
-from headprompt.models.attention import attention, softmax_attention
+from headprompt.models.inference.attention import attention, softmax_attention
 from headprompt.models.exceptions import ConstructionError
-from headprompt.models.hmm import MemoryHMM
-from headprompt.verify import memory_assumptions as masm
-from headprompt.verify.cli import main
-from headprompt.verify.memory_check import check_sequences, decide_direct, identity_check
-from headprompt.verify.memory_report import break_nondegeneracy, generate_instance
-from headprompt.verify.sequences import exhaustive
+from headprompt.models.hmm.values import MemoryHMM
+from headprompt.verify.theorems.memory import assumptions as masm
+from headprompt.verify.cli.main import main
+from headprompt.verify.theorems.memory.check import check_sequences, decide_direct, identity_check
+from headprompt.verify.theorems.memory.report import break_nondegeneracy, generate_instance
+from headprompt.verify.evidence.sequences import exhaustive
 
 from tests import oracle
 
@@ -171,7 +171,7 @@ def test_generated_instances_have_a_good_share_in_R_and_verify():
     for theorem, cells in (("4.3", 2), ("4.6", 1), ("C.6", 2)):
         model, info = generate_instance(theorem, 3, cells, 3, 10, rng=np.random.default_rng(1))
         w, H_star = witness_for(model, theorem)
-        from headprompt.models.sampling import sample
+        from headprompt.models.generate.sampling import sample
 
         tokens, _, _ = sample(model.to_float(), 300, 8, rng=np.random.default_rng(2))
         res = check_sequences(model, w, H_star, [tuple(r) for r in tokens.tolist()])
@@ -283,7 +283,7 @@ def test_softmax_tends_to_the_argmax_head():
     model, info = generate_instance("4.3", 3, 2, 2, 8, rng=np.random.default_rng(0))
     w, H_star = witness_for(model, "4.3")
     seq = [info["trigger"], 0, 5, 6]
-    from headprompt.models import inference_exact as ie
+    from headprompt.models.inference import exact as ie
 
     G = [ie.memory_gbar(model, [list(model.emission_matrix()[z]) for z in seq], i) for i in range(len(seq))]
     vals = [list(model.emission_matrix()[z]) for z in seq]
@@ -297,7 +297,7 @@ def test_softmax_tends_to_the_argmax_head():
 def test_float_mode_matches_exact_and_is_uncertified():
     model, _ = generate_instance("C.6", 2, 2, 2, 8, rng=np.random.default_rng(3))
     w, H_star = witness_for(model, "C.6")
-    from headprompt.models.sampling import sample
+    from headprompt.models.generate.sampling import sample
 
     tokens, _, _ = sample(model.to_float(), 200, 6, rng=np.random.default_rng(0))
     seqs = [tuple(r) for r in tokens.tolist()]

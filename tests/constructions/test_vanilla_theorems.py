@@ -8,12 +8,12 @@ from hypothesis import assume, given, settings, strategies as st
 
 from headprompt.constructions.vanilla import find_essential_sets, theorem_33_witness, theorem_36_witness
 from headprompt.models.exceptions import ConstructionError
-from headprompt.models.generators import full_rank_hmm, prompt_friendly_hmm
-from headprompt.models.hmm import HMM
-from headprompt.models.strategies import hmms
-from headprompt.verify import assumptions as asm
-from headprompt.verify.sequences import exhaustive
-from headprompt.verify.vanilla import check_sequences, identity_check
+from headprompt.models.generate.generators import full_rank_hmm, prompt_friendly_hmm
+from headprompt.models.hmm.values import HMM
+from headprompt.models.generate.strategies import hmms
+from headprompt.verify.theorems.vanilla import assumptions as asm
+from headprompt.verify.evidence.sequences import exhaustive
+from headprompt.verify.theorems.vanilla.check import check_sequences, identity_check
 
 from tests import oracle
 

@@ -9,10 +9,10 @@ import pytest
 
 import headprompt
 from headprompt.models.exceptions import InputError
-from headprompt.models.instances import save_instance
-from headprompt.verify.cli import main
-from headprompt.verify.registry import THEOREM_IDS, THEOREMS
-from headprompt.verify.requests import TheoremRequest
+from headprompt.models.hmm.files import save_instance
+from headprompt.verify.cli.main import main
+from headprompt.verify.theorems.registry import THEOREM_IDS, THEOREMS
+from headprompt.verify.theorems.requests import TheoremRequest
 
 # small, fast runs of every theorem: (theorem, CLI flags == check() options)
 CASES = {

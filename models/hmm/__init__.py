@@ -1,0 +1,12 @@
+"""The HMM value types and everything exact about an instance.
+
+- :mod:`.values`: :class:`HMM` and :class:`MemoryHMM`, immutable and validated once;
+- :mod:`.files`: instance and witness files, read and written exactly;
+- :mod:`.task`: the downstream task ``F*``; :mod:`.limits`: input limits decided from sizes;
+- :mod:`.rational`, :mod:`.linalg`: exact numbers and exact linear algebra;
+- :mod:`.rationalize`, :mod:`.learned`: float (learned) models made exact, hmmlearn interop.
+"""
+
+from .values import FLOAT_TOLERANCE, HMM, MemoryHMM, as_array
+
+__all__ = ["HMM", "MemoryHMM", "FLOAT_TOLERANCE", "as_array"]

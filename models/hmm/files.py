@@ -1,0 +1,289 @@
+"""Instance files (SPEC section 3): read and write HMMs, memory HMMs and witnesses exactly.
+
+Numbers are read as exact decimals (``0.1`` is ``1/10``) and strings ``"p/q"`` as rationals;
+files are written with every value as a ``"p/q"`` string (or a JSON number for float models),
+so that any saved instance replays exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InputError, InstanceFileError, LimitError, ValidationError
+from .limits import (MAX_FILE_BYTES, MAX_NESTING, check_lifted_states, check_number_text,
+                     check_string_number)
+from .values import HMM, MemoryHMM
+from .rational import format_array
+
+__all__ = ["load_instance", "parse_instance", "instance_to_dict", "save_instance", "read_json",
+           "read_text_file"]
+
+_HMM_KEYS = {"kind", "A", "W", "pi0", "mu", "witness", "meta"}
+_MEMORY_KEYS = {"kind", "cells", "memory_values", "syntax_states", "A", "W", "pi0", "pM", "pM_cells",
+                "mu", "target_cell", "witness", "meta"}
+
+
+def read_text_file(path: str | Path, *, what: str = "file") -> str:
+    """The text of a regular file of at most :data:`~.limits.MAX_FILE_BYTES` bytes.
+
+    Refuses before opening what is not a regular file (a named pipe would block, a device
+    never ends) and reads at most one byte past the limit.
+
+    Raises:
+        InstanceFileError: missing, not a regular file, unreadable or not UTF-8.
+        LimitError: larger than the limit.
+    """
+    p = Path(path)
+    try:
+        info = p.stat()
+    except FileNotFoundError:
+        raise InstanceFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InstanceFileError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InstanceFileError(f"{path}: is a directory, expected a JSON {what}")
+    if not stat.S_ISREG(info.st_mode):
+        raise InstanceFileError(f"{path}: not a regular file (a pipe or device); save it to a regular file first")
+    if info.st_size > MAX_FILE_BYTES:
+        raise LimitError(f"{path}: {info.st_size} bytes; the limit for a {what} is {MAX_FILE_BYTES} bytes")
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise InstanceFileError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise LimitError(f"{path}: more than {MAX_FILE_BYTES} bytes; the limit for a {what} is {MAX_FILE_BYTES} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InstanceFileError(f"{path}: not UTF-8 text") from None
+
+
+def read_json(path: str | Path) -> Any:
+    """Parse a JSON file with numbers as :class:`Decimal` (exact).
+
+    Limits (SPEC section 2) are decided before any value is expanded: file size, nesting depth
+    (:data:`~.limits.MAX_NESTING`), digits per number (:data:`~.limits.MAX_DIGITS`, so
+    ``1e999999999`` is refused, not computed); a key repeated in one object is refused (JSON
+    leaves its meaning open).
+
+    Raises:
+        InstanceFileError: missing file, not a regular file, invalid JSON (naming the line and
+            column), duplicate keys; LimitError: a limit above.
+    """
+    text = read_text_file(path, what="instance file")
+    depth = _max_depth(text)
+    if depth > MAX_NESTING:
+        raise LimitError(f"{path}: JSON nested more than {MAX_NESTING} deep; the limit is {MAX_NESTING} "
+                         "(an instance file needs at most 5)")
+    where = str(path)
+    try:
+        data = json.loads(text, parse_float=lambda t: check_number_text(t, where=where),
+                          parse_int=lambda t: check_number_text(t, where=where),
+                          parse_constant=lambda c: _reject_constant(path, c),
+                          object_pairs_hook=lambda pairs: _no_duplicates(path, pairs))
+    except json.JSONDecodeError as exc:
+        raise InstanceFileError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise LimitError(f"{path}: JSON nested too deeply; the limit is {MAX_NESTING}") from None
+    _check_strings(data, where)
+    return data
+
+
+def _reject_constant(path, name: str):
+    raise InstanceFileError(f"{path}: {name} is not a number; instance files need finite values")
+
+
+def _max_depth(text: str) -> int:
+    """The deepest bracket nesting of JSON text, skipping strings (no parsing, no recursion)."""
+    depth = best = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > best:
+                best = depth
+                if best > MAX_NESTING:
+                    return best
+        elif ch in "]}":
+            depth -= 1
+    return best
+
+
+def _no_duplicates(path, pairs: list) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise InstanceFileError(f"{path}: the key {key!r} appears twice in one object; "
+                                    "keep one (JSON leaves which one counts open)")
+        out[key] = value
+    return out
+
+
+def _check_strings(data: Any, where: str) -> None:
+    """Refuse numeric strings (``"p/q"``, decimals) beyond the digit limit (iterative walk)."""
+    stack = [data]
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, str):
+            check_string_number(obj, where=where)
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+        elif isinstance(obj, list):
+            stack.extend(obj)
+
+
+def parse_instance(data: Any, *, exact: bool = True, source: str = "instance") -> HMM | MemoryHMM:
+    """An :class:`HMM` or :class:`MemoryHMM` from a parsed instance dict.
+
+    In float mode (``exact=False``) columns must sum to 1 within tolerance; in exact mode,
+    exactly.
+
+    Raises:
+        InstanceFileError: unknown kind, missing or unknown keys.
+        ValidationError: bad values (shape, sign, sums), naming the matrix and column.
+    """
+    if not isinstance(data, dict):
+        raise InstanceFileError(f"{source}: expected a JSON object, found {type(data).__name__}")
+    data = _decimals(data)
+    kind = data.get("kind")
+    if kind not in ("hmm", "memory-hmm"):
+        raise InstanceFileError(f"{source}: 'kind' must be 'hmm' or 'memory-hmm', found {kind!r}")
+    allowed = _HMM_KEYS if kind == "hmm" else _MEMORY_KEYS
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise InstanceFileError(f"{source}: unknown key {unknown[0]!r} for kind {kind!r} "
+                                f"(allowed: {', '.join(sorted(allowed))})")
+    required = ["A", "W", "pi0"] + (["cells", "memory_values", "syntax_states"] if kind == "memory-hmm" else [])
+    for key in required:
+        if key not in data:
+            raise InstanceFileError(f"{source}: missing key {key!r} for kind {kind!r}")
+    if kind == "memory-hmm":
+        _check_memory_sizes(data, exact=exact, source=source)
+    conv = (lambda v, name: v) if exact else _floats     # float mode: exact decimals, then float64
+    try:
+        if kind == "hmm":
+            return HMM.create(*(conv(data.get(k), k) for k in ("A", "W", "pi0", "mu")), exact=exact)
+        return MemoryHMM.create(data["cells"], data["memory_values"], data["syntax_states"],
+                                conv(data["A"], "A"), conv(data["W"], "W"), conv(data["pi0"], "pi0"),
+                                conv(data.get("pM"), "pM"), pM_cells=conv(data.get("pM_cells"), "pM_cells"),
+                                mu=conv(data.get("mu"), "mu"), target_cell=data.get("target_cell", 0),
+                                exact=exact)
+    except InputError as exc:
+        raise type(exc)(f"{source}: {exc}") from None
+
+
+def _check_memory_sizes(data: dict, *, exact: bool, source: str) -> None:
+    """Sizes of a memory HMM checked before anything is built: integers, the lifted chain within
+    its limit (a per-cell prior would otherwise expand all ``|M|^N`` memories), and an explicit
+    ``target_cell`` when there are several cells (the task's cell is never guessed)."""
+    sizes = {}
+    for key in ("cells", "memory_values", "syntax_states"):
+        v = data[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValidationError(f"{source}: {key} must be >= 1 (an integer), found {v!r}")
+        sizes[key] = v
+    check_lifted_states(sizes["memory_values"], sizes["cells"], sizes["syntax_states"],
+                        mode="exact" if exact else "float", where=source)
+    if "target_cell" not in data and sizes["cells"] > 1:
+        raise InstanceFileError(f"{source}: missing key 'target_cell' (the task's cell j*, 0..{sizes['cells'] - 1}); "
+                                f"it is required when there are {sizes['cells']} cells")
+
+
+def _decimals(obj: Any) -> Any:
+    """Python floats (from ``json.loads`` without ``parse_float``) read as the decimal they print
+    as, which is the decimal written in the JSON text."""
+    if isinstance(obj, float):
+        return Decimal(repr(obj))
+    if isinstance(obj, dict):
+        return {k: _decimals(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_decimals(v) for v in obj]
+    return obj
+
+
+def _floats(values: Any, name: str) -> Any:
+    """Exact values converted to float64, refusing what float64 cannot hold: a value beyond its
+    range (``1e400``) or a nonzero value that would become 0 (``1e-400``, which would change a
+    support and so the model)."""
+    if values is None:
+        return None
+    from .rational import fraction_array
+
+    exact = fraction_array(values, name=name)
+    out = np.empty(exact.shape, dtype=float)
+    for idx, v in np.ndenumerate(exact):
+        try:
+            f = float(v)
+        except OverflowError:
+            raise ValidationError(f"{name}{list(idx)}: {_short(v)} is beyond the float64 range (about 1.8e308); "
+                                  "use --mode exact, which reads it exactly") from None
+        if f == 0.0 and v != 0:
+            raise ValidationError(f"{name}{list(idx)}: {_short(v)} would become 0 in float64 (below about "
+                                  "4.9e-324), changing the model; use --mode exact, which reads it exactly")
+        out[idx] = f
+    return out
+
+
+def _short(v) -> str:
+    from .rational import format_fraction
+
+    text = format_fraction(v)
+    if len(text) <= 30:
+        return text
+    exponent = len(str(abs(v.numerator))) - len(str(v.denominator))     # 10^(e-1) <= |v| < 10^(e+1)
+    return f"{'-' if v < 0 else ''}about 1e{exponent}"
+
+
+def load_instance(path: str | Path, *, exact: bool = True) -> HMM | MemoryHMM:
+    """Read an instance file (SPEC section 3); see :func:`parse_instance`."""
+    return parse_instance(read_json(path), exact=exact, source=str(path))
+
+
+def instance_to_dict(model: HMM | MemoryHMM, *, witness: dict | None = None,
+                     meta: dict | None = None) -> dict:
+    """The SPEC section 3 dict of ``model`` (exact values as ``"p/q"`` strings)."""
+    if isinstance(model, HMM):
+        out: dict = {"kind": "hmm", "A": format_array(model.A), "W": format_array(model.W),
+                     "pi0": format_array(model.pi0)}
+    else:
+        out = {"kind": "memory-hmm", "cells": model.cells, "memory_values": model.memory_values,
+               "syntax_states": model.syntax_states, "A": format_array(model.A),
+               "W": format_array(model.W), "pi0": format_array(model.pi0)}
+        if model.pM_cells is not None:
+            out["pM_cells"] = format_array(model.pM_cells)
+        else:
+            out["pM"] = format_array(model.pM)
+        out["target_cell"] = model.target_cell
+    if model.mu is not None:
+        out["mu"] = format_array(model.mu)
+    if witness is not None:
+        out["witness"] = {k: (format_array(np.asarray(v, dtype=object)) if isinstance(v, (list, np.ndarray)) else v)
+                          for k, v in witness.items()}
+    if meta:
+        out["meta"] = meta
+    return out
+
+
+def save_instance(model: HMM | MemoryHMM, path: str | Path, *, witness: dict | None = None,
+                  meta: dict | None = None) -> None:
+    """Write ``model`` (and an optional witness) as an instance file that replays exactly."""
+    try:
+        Path(path).write_text(json.dumps(instance_to_dict(model, witness=witness, meta=meta), indent=1) + "\n")
+    except OSError as exc:
+        raise InstanceFileError(f"{path}: cannot write ({exc.strerror})") from None

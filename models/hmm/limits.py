@@ -1,0 +1,134 @@
+"""Input limits decided from the input's size before any work (SPEC section 2).
+
+Every limit here is checked on sizes alone (digit counts, state counts), before a number is
+expanded or an array is allocated, so that what the toolkit accepts it finishes. Each check
+raises :class:`~.exceptions.LimitError` whose message names the limit that was hit and the
+way forward (a smaller size, another mode).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal, InvalidOperation
+
+from ..exceptions import LimitError
+
+__all__ = ["MAX_DIGITS", "MAX_NESTING", "MAX_FILE_BYTES", "MAX_LIFTED_STATES", "number_digits",
+           "check_number_text", "check_string_number", "lifted_state_count", "check_lifted_states", "FLOAT_TOLERANCE"]
+
+# a float model's stochastic vectors must sum to 1 within this (exact models: exactly)
+FLOAT_TOLERANCE = 1e-9
+
+MAX_DIGITS = 4000
+"""Digits of one exact number in an instance file (numerator and denominator each)."""
+
+MAX_NESTING = 32
+"""JSON nesting depth of an instance or witness file (a valid file needs at most 5)."""
+
+MAX_FILE_BYTES = 32 * 1024 * 1024
+"""Size of an instance, witness or sequence file."""
+
+MAX_LIFTED_STATES = {"exact": 400, "float": 4096}
+"""States ``|M|^N N |S|`` of a memory HMM's lifted chain, per arithmetic."""
+
+
+def number_digits(value: Decimal) -> int:
+    """Decimal digits of the exact rational a finite :class:`Decimal` stands for: digits of the
+    coefficient plus the power of ten (numerator for a positive exponent, denominator for a
+    negative one), computed from the exponent alone.
+
+    >>> number_digits(Decimal("1e-5000")), number_digits(Decimal("0.25"))
+    (5001, 4)
+    """
+    sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):           # NaN / infinity: refused elsewhere
+        return 0
+    return len(digits) + abs(exponent)
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:12]}...{text[-8:]} ({len(text)} characters)"
+
+
+def check_number_text(text: str, *, where: str) -> Decimal | int:
+    """A JSON number's text read exactly, refusing numbers beyond :data:`MAX_DIGITS` digits
+    before their value is expanded (``1e999999999``, a 5,000-digit integer).
+
+    Raises:
+        LimitError: naming the number, the digits it needs and the limit.
+    """
+    if re.fullmatch(r"-?\d+", text):
+        if len(text.lstrip("-")) > MAX_DIGITS:
+            raise LimitError(f"{where}: the integer {_shown(text)} has {len(text.lstrip('-'))} digits; the limit "
+                             f"is {MAX_DIGITS} digits per number (scale the values down or write 'p/q')")
+        return int(text)
+    value = Decimal(text)
+    need = number_digits(value)
+    if need > MAX_DIGITS:
+        raise LimitError(f"{where}: the number {_shown(text)} would need {need} digits exactly; the limit is "
+                         f"{MAX_DIGITS} digits per number (write a shorter decimal or 'p/q')")
+    return value
+
+
+def check_string_number(text: str, *, where: str) -> None:
+    """Refuse a numeric string (``"p/q"`` or a decimal) whose exact value needs more than
+    :data:`MAX_DIGITS` digits; other strings pass (their meaning is checked where used)."""
+    t = text.strip()
+    if "/" in t:
+        parts = t.split("/")
+        if len(parts) == 2 and all(re.fullmatch(r"[+-]?\d+", p.strip()) for p in parts):
+            longest = max(len(p.strip().lstrip("+-")) for p in parts)
+            if longest > MAX_DIGITS:
+                raise LimitError(f"{where}: the rational {_shown(t)} has a {longest}-digit part; the limit is "
+                                 f"{MAX_DIGITS} digits per number")
+        return
+    if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", t):
+        return
+    try:
+        value = Decimal(t)
+    except InvalidOperation:
+        return
+    need = number_digits(value)
+    if need > MAX_DIGITS:
+        raise LimitError(f"{where}: the number {_shown(t)} would need {need} digits exactly; the limit is "
+                         f"{MAX_DIGITS} digits per number (write a shorter decimal or 'p/q')")
+
+
+def lifted_state_count(memory_values: int, cells: int, syntax_states: int, *, cap: int) -> int:
+    """``|M|^N N |S|``, or ``cap + 1`` as soon as it is known to exceed ``cap`` (no huge power
+    is computed for ``N = 10**9``).
+
+    >>> lifted_state_count(3, 2, 3, cap=400), lifted_state_count(2, 10**9, 1, cap=400)
+    (54, 401)
+    """
+    total = cells * syntax_states
+    if total > cap:
+        return cap + 1
+    for _ in range(cells):
+        total *= memory_values
+        if total > cap:
+            return cap + 1
+    return total
+
+
+def check_lifted_states(memory_values: int, cells: int, syntax_states: int, *, mode: str,
+                        where: str, given: str | None = None, float_hint: bool = True) -> int:
+    """The lifted chain's size, refusing one beyond :data:`MAX_LIFTED_STATES` for ``mode``.
+
+    Raises:
+        LimitError: naming ``|M|^N N |S|`` and the limit, with the way forward.
+    """
+    cap = MAX_LIFTED_STATES["float" if mode == "float" else "exact"]
+    count = lifted_state_count(memory_values, cells, syntax_states, cap=cap)
+    if count <= cap:
+        return count
+    magnitude = cells * math.log10(max(memory_values, 1)) + math.log10(cells * syntax_states)
+    shown = (f"{memory_values ** cells * cells * syntax_states}" if magnitude < 18
+             else f"about 10^{int(magnitude)}")
+    what = given or f"memory_values {memory_values}, cells {cells}, syntax_states {syntax_states}"
+    hint = ("; verify posterior --mode float allows " + str(MAX_LIFTED_STATES["float"])
+            if mode != "float" and float_hint else "")
+    raise LimitError(f"{where}: {what}: the lifted chain would have |M|^N N |S| = {memory_values}^{cells} x "
+                     f"{cells} x {syntax_states} = {shown} states; the limit in {mode if mode == 'float' else 'exact'} "
+                     f"mode is {cap}{hint} (use fewer cells, memory values or syntax states)")

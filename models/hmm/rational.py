@@ -1,0 +1,174 @@
+"""Exact numbers: parsing, conversion and printing of rationals.
+
+Exact mode represents every value as :class:`fractions.Fraction` (in numpy ``object`` arrays);
+python-flint types are used inside the fast kernels only. JSON numbers are read as exact
+decimals (``0.1`` is ``1/10``) and strings ``"p/q"`` as rationals (SPEC section 2).
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import ExactnessError, InputError
+
+__all__ = ["to_fraction", "fraction_array", "format_fraction", "format_array",
+           "round_to_denominator", "denominator_for", "common_denominator", "is_exact_array"]
+
+
+def to_fraction(value: Any, *, name: str = "value") -> Fraction:
+    """Read ``value`` exactly as a rational.
+
+    Accepts ``int``, ``Fraction``, ``Decimal``, strings ``"p/q"``, ``"p"`` or decimal strings
+    ``"0.25"``, and python-flint ``fmpq``/``fmpz``. Floats are refused (their binary value is
+    rarely what was meant); read JSON with ``parse_float=Decimal`` instead.
+
+    >>> to_fraction("3/6"), to_fraction(Decimal("0.1"))
+    (Fraction(1, 2), Fraction(1, 10))
+
+    Raises:
+        ExactnessError: for floats, NaN, infinities or unparsable strings.
+    """
+    if isinstance(value, bool):
+        raise ExactnessError(f"{name}: expected a number, found a boolean {value!r}")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ExactnessError(f"{name}: expected a finite number, found {value}")
+        return Fraction(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            if "/" in text:
+                num, den = text.split("/")
+                result = Fraction(int(num), int(den))
+            else:
+                dec = Decimal(text)
+                if not dec.is_finite():
+                    raise ExactnessError(f"{name}: expected a finite number, found {value!r}")
+                result = Fraction(dec)
+        except (ValueError, ZeroDivisionError, InvalidOperation):
+            raise ExactnessError(f"{name}: cannot read {value!r} as a rational "
+                                 "(use an integer, a decimal or 'p/q')") from None
+        return result
+    type_name = type(value).__name__
+    if type_name in ("fmpq", "fmpz"):
+        return Fraction(int(value.p), int(value.q)) if type_name == "fmpq" else Fraction(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise ExactnessError(f"{name}: expected a finite number, found {value}")
+        raise ExactnessError(f"{name}: found the float {value!r} where an exact value is "
+                             "required; give a decimal string or 'p/q', or convert explicitly")
+    if isinstance(value, np.integer):
+        return Fraction(int(value))
+    raise InputError(f"{name}: expected a number, found {type_name} {value!r}")
+
+
+def fraction_array(values: Any, *, name: str = "array") -> np.ndarray:
+    """A numpy ``object`` array of :class:`Fraction` from nested lists of exact numbers.
+
+    Raises:
+        InputError: ragged nesting or non-numeric entries; ExactnessError for floats.
+    """
+    try:
+        arr = np.array(values, dtype=object)
+    except ValueError:
+        raise InputError(f"{name}: rows have different lengths (ragged nesting)") from None
+    out = np.empty(arr.shape, dtype=object)
+    for idx, v in np.ndenumerate(arr):
+        if isinstance(v, (list, tuple)):
+            raise InputError(f"{name}: rows have different lengths (ragged nesting)")
+        out[idx] = to_fraction(v, name=f"{name}{list(idx)}")
+    return out
+
+
+def is_exact_array(arr: np.ndarray) -> bool:
+    """True when ``arr`` is an object array whose entries are all Fractions."""
+    return arr.dtype == object and all(isinstance(v, Fraction) for v in arr.flat)
+
+
+def format_fraction(value: Fraction) -> str:
+    """``"p/q"``, or ``"p"`` for integers (SPEC section 4).
+
+    >>> format_fraction(Fraction(-2, 4)), format_fraction(Fraction(3))
+    ('-1/2', '3')
+    """
+    value = Fraction(value)
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def format_array(arr: Any) -> Any:
+    """Nested lists of ``"p/q"`` strings for an exact array, of floats for a float array."""
+    arr = np.asarray(arr)
+    if arr.dtype == object:
+        return np.vectorize(format_fraction, otypes=[object])(arr).tolist() if arr.size else arr.tolist()
+    return arr.astype(float).tolist()
+
+
+def common_denominator(values: Any) -> int:
+    """The least common multiple of the denominators of an iterable of Fractions.
+
+    >>> common_denominator([Fraction(1, 4), Fraction(1, 6), 3])
+    12
+    """
+    dens = {v.denominator if isinstance(v, Fraction) else Fraction(v).denominator
+            for v in np.asarray(values, dtype=object).flat}
+    return math.lcm(*dens) if dens else 1
+
+
+def denominator_for(length: int, base: int) -> int:
+    """The denominator for rationalizing a probability vector of ``length`` entries: ``base``
+    while ``length <= base / 4``, else the next multiple of ``base`` giving at least four units
+    per entry, so a long vector keeps distinct, positive entries (``|H| = 1000``, ``|X| = 1000``).
+
+    >>> denominator_for(25, 100), denominator_for(100, 100), denominator_for(1000, 100)
+    (100, 400, 4000)
+    """
+    if 4 * length <= base:
+        return base
+    return base * -(-4 * length // base)
+
+
+def round_to_denominator(probs: np.ndarray, max_denominator: int, *, axis: int = 0) -> np.ndarray:
+    """Rationalize nonnegative float probability vectors along ``axis``, summing to exactly 1.
+
+    Each vector ``p`` becomes ``round(p * D) / D`` with ``D = max_denominator``, the rounding
+    error moved onto the largest entry; entries that were positive stay positive (at least
+    ``1/D``) and zeros stay zero, so the support is kept.
+
+    >>> round_to_denominator(np.array([0.5, 0.3333, 0.1667]), 12).tolist()
+    [Fraction(1, 2), Fraction(1, 3), Fraction(1, 6)]
+
+    Raises:
+        InputError: negative or non-finite entries, a zero vector, or a denominator smaller
+            than the support size.
+    """
+    probs = np.asarray(probs, dtype=float)
+    if not np.all(np.isfinite(probs)) or np.any(probs < 0):
+        raise InputError("round_to_denominator: entries must be finite and nonnegative")
+    moved = np.moveaxis(probs, axis, -1)
+    out = np.empty(moved.shape, dtype=object)
+    for idx in np.ndindex(moved.shape[:-1]):
+        p = moved[idx]
+        total = p.sum()
+        if total <= 0:
+            raise InputError("round_to_denominator: a vector is all zero")
+        support = p > 0
+        if support.sum() > max_denominator:
+            raise InputError(f"round_to_denominator: support {int(support.sum())} exceeds "
+                             f"the denominator {max_denominator}")
+        counts = np.where(support, np.maximum(np.rint(p / total * max_denominator), 1), 0).astype(np.int64)
+        while counts.sum() != max_denominator:
+            diff = max_denominator - counts.sum()
+            j = int(np.argmax(np.where(counts > 1, counts, 0) if diff < 0 else counts))
+            step = max(diff, 1 - counts[j]) if diff < 0 else diff
+            counts[j] += step
+        out[idx] = [Fraction(int(c), max_denominator) for c in counts]
+    return np.moveaxis(out, -1, axis)

@@ -1,0 +1,444 @@
+"""Vanilla and memory-augmented HMMs as immutable, validated value types (SPEC section 1).
+
+An instance is *exact* when its arrays are numpy ``object`` arrays of :class:`Fraction`
+(every stochastic column must then sum to exactly 1) and *float* when they are float64
+(columns must sum to 1 within ``FLOAT_TOLERANCE``). ``to_float`` converts; ``to_exact`` reads
+each float as the decimal it prints as and refuses a model whose columns then miss 1 (it never
+moves a model silently: :func:`headprompt.models.hmm.rationalize.rationalize` is the explicit,
+reported conversion of a learned model).
+
+Both types are values: ``==`` compares the kind (exact or float), the sizes and every entry
+(exactly, for exact models) and never raises; equal models hash alike. Derived objects (the
+lifted chain, integer message-passing matrices) are memoised per model through :meth:`memo`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Callable, TypeVar
+
+import numpy as np
+
+from ..exceptions import ExactnessError, ValidationError
+from .limits import FLOAT_TOLERANCE
+from .rational import fraction_array
+
+__all__ = ["HMM", "MemoryHMM", "FLOAT_TOLERANCE", "as_array"]
+
+
+_T = TypeVar("_T")
+
+
+def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
+    """Exact (Fraction object array) or float64 array from nested lists or arrays.
+
+    Raises:
+        ValidationError: non-finite entries or a non-numeric value.
+    """
+    if exact:
+        return fraction_array(values, name=name)
+    try:
+        arr = np.array(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{name}: expected numbers in a rectangular array") from None
+    if not np.all(np.isfinite(arr)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise ValidationError(f"{name}: entry {list(bad)} is {arr[bad]}, expected a finite number")
+    return arr
+
+
+def _freeze(arr: np.ndarray) -> np.ndarray:
+    arr = np.array(arr, copy=True)
+    arr.setflags(write=False)
+    return arr
+
+
+def _check_shape(arr: np.ndarray, shape: tuple[int, ...], name: str, what: str) -> None:
+    if arr.shape != shape:
+        raise ValidationError(f"{name}: expected shape {shape} ({what}), found {arr.shape}")
+
+
+def _check_nonnegative(arr: np.ndarray, name: str) -> None:
+    neg = np.argwhere(arr < 0)
+    if len(neg):
+        idx = tuple(int(i) for i in neg[0])
+        raise ValidationError(f"{name}: entry {list(idx)} is {arr[idx]}, expected a nonnegative "
+                              "probability")
+
+
+def _check_stochastic(arr: np.ndarray, name: str, exact: bool) -> None:
+    """Columns along axis 0 must sum to 1 (exactly in exact mode)."""
+    sums = np.asarray(arr.sum(axis=0), dtype=arr.dtype)
+    for idx in np.ndindex(sums.shape):
+        s = sums[idx]
+        ok = (s == 1) if exact else abs(float(s) - 1.0) <= FLOAT_TOLERANCE
+        if not ok:
+            where = f"column {list(idx) if len(idx) > 1 else idx[0]}" if idx else "the vector"
+            shown = str(s) if exact else repr(float(s))
+            raise ValidationError(f"{name}: {where} sums to {shown}, expected exactly 1"
+                                  + ("" if exact else f" (within {FLOAT_TOLERANCE})"))
+
+
+def _decimal_array(arr: np.ndarray, name: str) -> np.ndarray:
+    """Each float as the decimal it prints as (``repr``), exactly; sums are then checked by the
+    model's validation, whose error is rewritten to point to the explicit conversion."""
+    out = np.empty(arr.shape, dtype=object)
+    for idx, v in np.ndenumerate(arr):
+        out[idx] = Fraction(Decimal(repr(float(v))))
+    return out
+
+
+@contextmanager
+def _pointing_to_rationalize():
+    try:
+        yield
+    except ValidationError as exc:
+        raise ExactnessError(f"to_exact: {exc}; the float model is not exactly stochastic when its "
+                             "entries are read as decimals, and to_exact never moves a model: convert it "
+                             "explicitly with headprompt.models.hmm.rationalize.rationalize(model, "
+                             "prune_below=..., max_denominator=...), which reports how far it moved") from None
+
+
+def _is_exact(*arrays: np.ndarray) -> bool:
+    return all(a.dtype == object for a in arrays)
+
+
+class _Sizes:
+    """Sizes and kind shared by both model types (``A`` is ``|H| x |H|``, ``W`` starts with ``|X|``)."""
+
+    A: np.ndarray
+    W: np.ndarray
+
+    @property
+    def exact(self) -> bool:
+        return self.A.dtype == object
+
+    @property
+    def num_states(self) -> int:
+        return self.A.shape[0]
+
+    @property
+    def num_tokens(self) -> int:
+        return self.W.shape[0]
+
+    def hidden_marginal_1(self) -> np.ndarray:
+        """``P[H_1] = A pi0``, shape ``(|H|,)`` (SPEC section 1): the prior of the first emitting
+        state (for a memory HMM, of the syntax chain). Exact for an exact model; a fresh array.
+
+        >>> HMM.create([[0, 1], [1, 0]], [[1, 0], [0, 1]], ['1/4', '3/4']).hidden_marginal_1().tolist()
+        [Fraction(3, 4), Fraction(1, 4)]
+        """
+        if self.exact and isinstance(self, HMM):    # one integer product, not |H|^2 Fraction operations
+            from .integer import prior_h1
+
+            return prior_h1(self).copy()
+        return self.A.dot(self.pi0)
+
+    def memo(self, key: str, build: Callable[[], _T]) -> _T:
+        """The object derived from this (immutable) model under ``key``, built once by
+        ``build()`` and kept with the model; modules store their derived objects here instead
+        of reaching into the model's fields."""
+        cache = self._cache
+        if key not in cache:
+            cache[key] = build()
+        return cache[key]
+
+    def _value_fields(self) -> tuple:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when of the same type and kind (exact or float) with equal sizes and entries
+        (exact entries compared exactly); never raises."""
+        if type(other) is not type(self):
+            return NotImplemented
+        if self is other:
+            return True
+        if self.exact != other.exact:
+            return False
+        for a, b in zip(self._value_fields(), other._value_fields()):
+            if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+                if a is None or b is None or a.shape != b.shape or not bool(np.all(a == b)):
+                    return False
+            elif a != b:
+                return False
+        return True
+
+    def __hash__(self) -> int:
+        """A hash over the kind, sizes and every entry (consistent with ``==``), memoised. Only
+        numbers enter it (no strings, no None), so it is the same in every process and a
+        pickled model's memoised hash stays valid."""
+        def build() -> int:
+            parts = [isinstance(self, HMM), self.exact]
+            for v in self._value_fields():
+                parts.append((0,) if v is None else
+                             (v.shape, tuple(v.flat)) if isinstance(v, np.ndarray) else v)
+            return hash(tuple(parts))
+        return self.memo("hash", build)
+
+
+@dataclass(frozen=True, eq=False)
+class HMM(_Sizes):
+    """A vanilla HMM (paper Section 3) with an optional linear task ``mu`` (eq. 3.1).
+
+    Attributes:
+        A: ``(|H|, |H|)`` column-stochastic, ``A[h2, h1] = Pr(H_i = h2 | H_{i-1} = h1)``.
+        W: ``(|X|, |H|)`` column-stochastic, ``W[x, h] = Pr(X_i = x | H_i = h)``.
+        pi0: ``(|H|,)`` the distribution of ``H_0`` (which emits nothing).
+        mu: ``(|H|,)`` or None; the task is ``F*(x) = 1(mu . P[H_0 | X_{1:T} = x] >= 0)``.
+
+    Construct with :meth:`create` from nested lists; the dataclass constructor expects arrays
+    already of one kind and validates them.
+
+    Raises:
+        ValidationError: wrong shapes, negative or non-finite entries, non-stochastic columns,
+            or mixed exact and float arrays.
+    """
+
+    A: np.ndarray
+    W: np.ndarray
+    pi0: np.ndarray
+    mu: np.ndarray | None = None
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
+
+    @classmethod
+    def create(cls, A: Any, W: Any, pi0: Any, mu: Any = None, *, exact: bool = True) -> "HMM":
+        """Build from nested lists/arrays, exact (Fractions; floats refused) or float64."""
+        return cls(as_array(A, exact=exact, name="A"), as_array(W, exact=exact, name="W"),
+                   as_array(pi0, exact=exact, name="pi0"),
+                   None if mu is None else as_array(mu, exact=exact, name="mu"))
+
+    def __post_init__(self) -> None:
+        arrays = [self.A, self.W, self.pi0] + ([] if self.mu is None else [self.mu])
+        if not (_is_exact(*arrays) or all(a.dtype.kind == "f" for a in arrays)):
+            raise ValidationError("HMM: arrays must be all exact (Fraction objects) or all "
+                                  "float64; convert with HMM.create(..., exact=...)")
+        if self.A.ndim != 2 or self.A.shape[0] != self.A.shape[1] or self.A.shape[0] == 0:
+            raise ValidationError(f"A: expected a nonempty square matrix (|H| x |H|), found shape "
+                                  f"{self.A.shape}")
+        n = self.A.shape[0]
+        if self.W.ndim != 2 or self.W.shape[0] == 0:
+            raise ValidationError(f"W: expected shape (|X|, {n}) (tokens x hidden states), found "
+                                  f"{self.W.shape}")
+        _check_shape(self.W, (self.W.shape[0], n), "W", "tokens x hidden states")
+        _check_shape(self.pi0, (n,), "pi0", "one probability per hidden state")
+        if self.mu is not None:
+            _check_shape(self.mu, (n,), "mu", "one weight per hidden state")
+        exact = self.exact
+        for name in ("A", "W", "pi0"):
+            _check_nonnegative(getattr(self, name), name)
+            _check_stochastic(getattr(self, name), name, exact)
+        for name in ("A", "W", "pi0", "mu"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, _freeze(getattr(self, name)))
+
+    def _value_fields(self) -> tuple:
+        return (self.A, self.W, self.pi0, self.mu)
+
+    @classmethod
+    def from_hmmlearn(cls, model: Any, *, pi0: Any = None, mu: Any = None) -> "HMM":
+        """A float HMM from a fitted ``hmmlearn.hmm.CategoricalHMM``: ``A = transmat_.T``,
+        ``W = emissionprob_.T`` and a ``pi0`` with ``A pi0 = startprob_`` (hmmlearn's start law
+        is our ``P[H_1]``); see :func:`headprompt.models.hmm.learned.hmmlearn_arrays`.
+
+        Raises:
+            InputError: when no ``pi0`` in the simplex has ``A pi0 = startprob_``.
+        """
+        from .learned import hmmlearn_arrays
+
+        A, W, pi0 = hmmlearn_arrays(model, pi0=pi0)
+        return cls.create(A, W, pi0, mu, exact=False)
+
+    def to_hmmlearn(self, **kwargs: Any) -> Any:
+        """The ``hmmlearn.hmm.CategoricalHMM`` with ``startprob_ = A pi0``, ``transmat_ = A.T``,
+        ``emissionprob_ = W.T``; see :func:`headprompt.models.hmm.learned.to_hmmlearn`."""
+        from .learned import to_hmmlearn
+
+        return to_hmmlearn(self, **kwargs)
+
+    def with_task(self, mu: Any) -> "HMM":
+        """The same HMM with task weights ``mu``."""
+        return HMM(self.A, self.W, self.pi0, as_array(mu, exact=self.exact, name="mu"))
+
+    def to_float(self) -> "HMM":
+        """The float64 form (a no-op for a float HMM)."""
+        if not self.exact:
+            return self
+        conv = lambda a: None if a is None else a.astype(float)  # noqa: E731
+        return HMM(conv(self.A), conv(self.W), conv(self.pi0), conv(self.mu))
+
+    def to_exact(self) -> "HMM":
+        """The exact form: each float read as the decimal it prints as (``0.1`` is ``1/10``, as
+        in an instance file); a no-op for an exact HMM.
+
+        >>> HMM.create([[0.5, 0.1], [0.5, 0.9]], [[1.0, 0.0], [0.0, 1.0]], [0.3, 0.7],
+        ...            exact=False).to_exact().A[:, 1].tolist()
+        [Fraction(1, 10), Fraction(9, 10)]
+
+        Raises:
+            ExactnessError: a column that then does not sum to exactly 1 (a learned or
+                computed model); the message points to the explicit, reported conversion
+                ``rationalize(hmm, prune_below=..., max_denominator=...)``. The model is never
+                moved silently.
+        """
+        if self.exact:
+            return self
+        with _pointing_to_rationalize():
+            return HMM(*(None if a is None else _decimal_array(a, name)
+                         for a, name in zip(self._value_fields(), ("A", "W", "pi0", "mu"))))
+
+    def __repr__(self) -> str:
+        kind = "exact" if self.exact else "float"
+        return f"HMM(|H|={self.num_states}, |X|={self.num_tokens}, {kind}, task={'yes' if self.mu is not None else 'no'})"
+
+
+@dataclass(frozen=True, eq=False)
+class MemoryHMM(_Sizes):
+    """A memory-augmented HMM (paper Section 4, Appendix C.2; SPEC section 1).
+
+    Hidden state ``h = (j, s)`` is flattened as ``h = j * |S| + s`` with ``|H| = N |S|``.
+    Memory configurations ``(m_1..m_N)`` are indexed lexicographically (``m_1`` most
+    significant), so the joint prior ``pM`` has length ``|M|^N``.
+
+    Attributes:
+        cells: ``N``; memory_values: ``|M|``; syntax_states: ``|S|``.
+        A: ``(|H|, |H|)`` column-stochastic transitions of the syntax chain.
+        W: ``(|X|, |M|, |H|)``; ``W[x, m, (j, s)] = Pr(X_i = x | M_j = m, H_i = (j, s))``;
+           each ``W[:, m, h]`` sums to 1.
+        pi0: ``(|H|,)``; pM: ``(|M|^N,)`` joint memory prior.
+        mu: ``(|M|,)`` or None; target_cell: ``j*`` (0-based).
+        pM_cells: ``(N, |M|)`` when the prior was given per cell (a product prior), else None.
+
+    Raises:
+        ValidationError: shapes, signs, sums, or a target cell out of range.
+    """
+
+    cells: int
+    memory_values: int
+    syntax_states: int
+    A: np.ndarray
+    W: np.ndarray
+    pi0: np.ndarray
+    pM: np.ndarray
+    mu: np.ndarray | None = None
+    target_cell: int = 0
+    pM_cells: np.ndarray | None = None
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
+
+    @classmethod
+    def create(cls, cells: int, memory_values: int, syntax_states: int, A: Any, W: Any, pi0: Any,
+               pM: Any = None, *, pM_cells: Any = None, mu: Any = None, target_cell: int = 0,
+               exact: bool = True) -> "MemoryHMM":
+        """Build from nested lists; give exactly one of ``pM`` (joint) or ``pM_cells`` (product)."""
+        for name, v in (("cells", cells), ("memory_values", memory_values),
+                        ("syntax_states", syntax_states), ("target_cell", target_cell)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise ValidationError(f"{name}: expected an integer, found {v!r}")
+        if cells < 1 or memory_values < 1 or syntax_states < 1:
+            raise ValidationError(f"memory-hmm: cells, memory_values and syntax_states must be >= 1, "
+                                  f"found {cells}, {memory_values}, {syntax_states}")
+        if (pM is None) == (pM_cells is None):
+            raise ValidationError("memory-hmm: give exactly one of pM (joint prior) or pM_cells "
+                                  "(one distribution per cell)")
+        cells_arr = None
+        if pM_cells is not None:
+            cells_arr = as_array(pM_cells, exact=exact, name="pM_cells")
+            _check_shape(cells_arr, (cells, memory_values), "pM_cells", "one distribution per cell")
+            _check_nonnegative(cells_arr, "pM_cells")
+            _check_stochastic(cells_arr.T, "pM_cells", exact)
+            joint = [np.prod([cells_arr[j, m] for j, m in enumerate(ms)])
+                     for ms in itertools.product(range(memory_values), repeat=cells)]
+            pM_arr = np.array(joint, dtype=object if exact else float)
+        else:
+            pM_arr = as_array(pM, exact=exact, name="pM")
+        return cls(int(cells), int(memory_values), int(syntax_states), as_array(A, exact=exact, name="A"),
+                   as_array(W, exact=exact, name="W"), as_array(pi0, exact=exact, name="pi0"), pM_arr,
+                   None if mu is None else as_array(mu, exact=exact, name="mu"), int(target_cell), cells_arr)
+
+    def __post_init__(self) -> None:
+        arrays = [self.A, self.W, self.pi0, self.pM] + [a for a in (self.mu, self.pM_cells) if a is not None]
+        if not (_is_exact(*arrays) or all(a.dtype.kind == "f" for a in arrays)):
+            raise ValidationError("MemoryHMM: arrays must be all exact or all float64")
+        n = self.cells * self.syntax_states
+        _check_shape(self.A, (n, n), "A", f"|H| x |H| with |H| = cells * syntax_states = {n}")
+        if self.W.ndim != 3 or self.W.shape[0] == 0:
+            raise ValidationError(f"W: expected shape (|X|, {self.memory_values}, {n}), found {self.W.shape}")
+        _check_shape(self.W, (self.W.shape[0], self.memory_values, n), "W", "tokens x memory values x hidden states")
+        _check_shape(self.pi0, (n,), "pi0", "one probability per hidden state")
+        _check_shape(self.pM, (self.memory_values ** self.cells,), "pM",
+                     "joint memory prior of length |M|^N, lexicographic in m_1..m_N")
+        if self.mu is not None:
+            _check_shape(self.mu, (self.memory_values,), "mu", "one weight per memory value")
+        if not 0 <= self.target_cell < self.cells:
+            raise ValidationError(f"target_cell: expected 0..{self.cells - 1}, found {self.target_cell}")
+        exact = self.exact
+        for name in ("A", "W", "pi0", "pM"):
+            _check_nonnegative(getattr(self, name), name)
+            _check_stochastic(getattr(self, name), name, exact)
+        for name in ("A", "W", "pi0", "pM", "mu", "pM_cells"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, _freeze(getattr(self, name)))
+
+    def _value_fields(self) -> tuple:
+        return (self.cells, self.memory_values, self.syntax_states, self.A, self.W, self.pi0, self.pM,
+                self.mu, self.target_cell, self.pM_cells)
+
+    def cell_of(self, h: int) -> int:
+        """The cell index ``j`` of flattened hidden state ``h = j * |S| + s``."""
+        return h // self.syntax_states
+
+    def memory_configurations(self) -> list[tuple[int, ...]]:
+        """All ``(m_1..m_N)`` in the lexicographic order of ``pM``."""
+        return list(itertools.product(range(self.memory_values), repeat=self.cells))
+
+    def emission_matrix(self) -> np.ndarray:
+        """``W`` read as ``|X| x (|M| |H|)`` with columns ordered ``(m, h)``, ``m`` major."""
+        return self.W.reshape(self.num_tokens, self.memory_values * self.num_states)  # (X, M*H)
+
+    def lift(self) -> HMM:
+        """The equivalent vanilla HMM on ``Htil = (m_1..m_N, h)`` (memory constant along the
+        chain); lifted state index ``c * |H| + h`` for memory configuration ``c``."""
+        return self.memo("lift", self._build_lift)
+
+    def _build_lift(self) -> HMM:
+        configs = self.memory_configurations()
+        n, k = self.num_states, len(configs)
+        dtype = object if self.exact else float
+        zero = Fraction(0) if self.exact else 0.0
+        A = np.full((k * n, k * n), zero, dtype=dtype)
+        W = np.empty((self.num_tokens, k * n), dtype=dtype)
+        for c, ms in enumerate(configs):
+            A[c * n:(c + 1) * n, c * n:(c + 1) * n] = self.A
+            for h in range(n):
+                W[:, c * n + h] = self.W[:, ms[self.cell_of(h)], h]
+        pi0 = np.array([self.pM[c] * self.pi0[h] for c in range(k) for h in range(n)], dtype=dtype)
+        return HMM(A, W, pi0)
+
+    def to_float(self) -> "MemoryHMM":
+        if not self.exact:
+            return self
+        conv = lambda a: None if a is None else a.astype(float)  # noqa: E731
+        return MemoryHMM(self.cells, self.memory_values, self.syntax_states, conv(self.A), conv(self.W),
+                         conv(self.pi0), conv(self.pM), conv(self.mu), self.target_cell, conv(self.pM_cells))
+
+    def to_exact(self) -> "MemoryHMM":
+        """The exact form, each float read as the decimal it prints as (see :meth:`HMM.to_exact`).
+
+        Raises:
+            ExactnessError: a distribution that then does not sum to exactly 1.
+        """
+        if self.exact:
+            return self
+        conv = lambda a, name: None if a is None else _decimal_array(a, name)  # noqa: E731
+        with _pointing_to_rationalize():
+            return MemoryHMM(self.cells, self.memory_values, self.syntax_states, conv(self.A, "A"),
+                             conv(self.W, "W"), conv(self.pi0, "pi0"), conv(self.pM, "pM"),
+                             conv(self.mu, "mu"), self.target_cell, conv(self.pM_cells, "pM_cells"))
+
+    def __repr__(self) -> str:
+        kind = "exact" if self.exact else "float"
+        return (f"MemoryHMM(N={self.cells}, |M|={self.memory_values}, |S|={self.syntax_states}, "
+                f"|X|={self.num_tokens}, {kind})")

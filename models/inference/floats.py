@@ -1,0 +1,365 @@
+"""Float64 inference, batched over sequences with numpy, scaled for long sequences.
+
+Same definitions as :mod:`models.inference_exact` (SPEC section 1, eq. B.1), computed with
+messages rescaled on a schedule (:func:`rescale_interval`), so ``T = 10,000`` neither underflows nor loses accuracy:
+``tau_i`` is only needed up to a positive factor, because ``Gbar_i`` and every posterior are
+normalised. The rescaling multiplies each message by a power of two (its row sum moved
+into ``[1/2, 1)``), which is exact in binary floating point, so a message computed here is the
+float image of the exact message times a known power of two; :mod:`models.inference_bounds`
+builds its rigorous error bounds on this very kernel. A message that is exactly zero (an
+impossible prefix or suffix) stays zero, so the paper's zero-norm convention (``Gbar_i = 0``) is
+kept. Positions are 0-based.
+
+Speed: the recursion runs time-major (``[t, n, H]``) with one GEMM per step on C-contiguous
+operands (OpenBLAS takes a far slower path for a transposed right operand) and a single BLAS
+thread (these matrices are small; on a shared machine OpenBLAS's threads spin and make each
+product tens of times slower). A model is converted to float once (:func:`float_arrays`).
+
+Shapes: ``n`` sequences, ``t`` positions, ``H`` hidden states, ``X`` tokens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from ..exceptions import InputError, SequenceError
+from ..hmm.values import HMM, MemoryHMM
+
+__all__ = ["check_token_array", "float_arrays", "proper_embeddings", "single_thread_blas",
+           "scaled_messages", "rescale_interval", "messages", "tau_normalized", "gbar", "conditionals",
+           "posterior_marginals", "posterior_hidden", "posterior_h0", "memory_posterior",
+           "memory_gbar"]
+
+
+def _normalize(v: np.ndarray) -> np.ndarray:
+    """Rows of ``v`` divided by their sums; all-zero rows stay zero."""
+    s = v.sum(axis=-1, keepdims=True)
+    return v / np.where(s > 0, s, 1.0)
+
+
+_CONTROLLER = None
+
+
+def single_thread_blas():
+    """A context in which BLAS runs on one thread (a null context without threadpoolctl)."""
+    global _CONTROLLER
+    try:
+        if _CONTROLLER is None:
+            from threadpoolctl import ThreadpoolController
+            _CONTROLLER = ThreadpoolController()
+        return _CONTROLLER.limit(limits=1, user_api="blas")
+    except Exception:  # pragma: no cover - threadpoolctl missing or unable to act
+        return contextlib.nullcontext()
+
+
+def check_token_array(tokens, num_tokens: int) -> np.ndarray:
+    """``tokens`` as an ``int64`` array ``[n, T]`` (a 1-D sequence becomes ``[1, T]``).
+
+    Raises:
+        SequenceError: empty, non-integer or out-of-vocabulary tokens (naming the first).
+    """
+    arr = np.asarray(tokens)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise SequenceError(f"tokens: expected shape [n, T] with T >= 1, found {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise SequenceError(f"tokens: expected integers, found dtype {arr.dtype}")
+    bad = np.argwhere((arr < 0) | (arr >= num_tokens))
+    if len(bad):
+        r, c = bad[0]
+        raise SequenceError(f"tokens: token {arr[r, c]} at sequence {r}, position {c} is outside "
+                            f"the vocabulary 0..{num_tokens - 1}")
+    return arr.astype(np.int64, copy=False)
+
+
+def float_arrays(hmm: HMM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(A, A^T, W, pi0)`` as C-contiguous float64 arrays, converted once per model (cached)."""
+    return hmm.memo("float_arrays", lambda: _build_float_arrays(hmm))
+
+
+def _build_float_arrays(hmm: HMM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    f = hmm.to_float()
+    A = np.ascontiguousarray(f.A, dtype=float)
+    out = (A, np.ascontiguousarray(A.T), np.ascontiguousarray(f.W, dtype=float),
+           np.ascontiguousarray(f.pi0, dtype=float))
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
+def proper_embeddings(hmm: HMM, tokens) -> np.ndarray:
+    """``e(x_j) = W[x_j, :]`` for every position: ``[n, t, H]``."""
+    tokens = check_token_array(tokens, hmm.num_tokens)
+    return float_arrays(hmm)[2][tokens]  # [n, t, H]
+
+
+def _rescale(v: np.ndarray, ones: np.ndarray, sums: np.ndarray | None = None) -> np.ndarray:
+    """Multiply each row of ``v`` (``[n, H]``, nonnegative, in place) by the power of two
+    ``2^-e`` that moves its sum into ``[1/2, 1)`` (so its maximum is in ``[1/(2H), 1)``); zero
+    rows stay zero. Exact unless a result is subnormal. Returns ``e`` (``[n]``). The sum is a
+    matrix-vector product (a reduction along a short axis is far slower in numpy), or the
+    row sums ``sums`` when the caller has them."""
+    _, e = np.frexp(v @ ones if sums is None else sums)   # [n]
+    v *= np.ldexp(1.0, -e)[:, None]
+    return e
+
+
+_LOW = 2.0 ** -256
+
+
+def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
+    """How many steps messages may go between rescalings: each step shrinks a positive entry
+    by at most ``a w`` (the smallest positive entries of ``A`` and of the embeddings), and
+    ``(a w)^k`` must stay above ``2^-500`` (far from underflow). Between 1 and 16."""
+    amin = A[A > 0].min() if (A > 0).any() else 1.0
+    wmin = table[table > 0].min() if (table > 0).any() else 1.0
+    per_step = -np.log2(amin * wmin)
+    # messages never grow unless an embedding exceeds 1 (A is column-stochastic); then by at
+    # most that factor per step, which must stay below 2^500 between rescalings as well
+    per_step = max(per_step, np.log2(max(float(table.max(initial=1.0)), 1.0)))
+    return int(max(1, min(16, 500 // max(per_step, 1.0))))
+
+
+SPARSE_MIN_STATES, SPARSE_MAX_DENSITY = 128, 0.05
+
+
+def _row_multipliers(A: np.ndarray, AT: np.ndarray):
+    """``(times_AT, times_A)``: ``f(x, out)`` writes ``x @ AT`` (resp. ``x @ A``) for a batch of
+    rows ``x`` ``[n, H]``. A dense GEMM, or for a sparse ``A`` (at least
+    :data:`SPARSE_MIN_STATES` states, at most :data:`SPARSE_MAX_DENSITY` nonzeros) a sparse
+    product over the nonzeros only. Either way each entry is a sum of the same nonnegative
+    products, the zero terms left out, so the a priori bound of :mod:`models.inference_bounds`
+    (any summation order, at most ``H`` terms) covers both."""
+    H = A.shape[0]
+    if H >= SPARSE_MIN_STATES and np.count_nonzero(A) <= SPARSE_MAX_DENSITY * A.size:
+        from scipy import sparse
+
+        A_sp, AT_sp = sparse.csr_array(A), sparse.csr_array(AT)
+
+        def times_AT(x, out):              # (A x^T)^T
+            out[...] = (A_sp @ x.T).T
+
+        def times_A(x, out):               # (A^T x^T)^T
+            out[...] = (AT_sp @ x.T).T
+
+        return times_AT, times_A
+    return (lambda x, out: np.matmul(x, AT, out=out)), (lambda x, out: np.matmul(x, A, out=out))
+
+
+def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.ndarray,
+                    idx: np.ndarray, *, forward: bool = True, backward: bool = True,
+                    store: bool = True, track: bool = False, every: int | None = None,
+                    store_alpha: bool = False) -> dict:
+    """The one float message-passing kernel: forward and backward messages of a batch.
+
+    Embeddings are rows of ``table`` (``[K, H]``): position ``j`` of sequence ``r`` uses
+    ``v_j = table[idx[j, r]]`` (``idx`` is ``[t, n]``, time-major). With
+    ``alpha_{-1} = pi0``::
+
+        pre_j  = A alpha_{j-1}            alpha_j = v_j ⊙ pre_j
+        beta_{t-1} = 1                    beta_{j-1} = A^T (v_j ⊙ beta_j)
+
+    every ``every`` steps (default :func:`rescale_interval`) each row is multiplied by the
+    power of two that moves its sum into ``[1/2, 1)``; :func:`rescale_interval` keeps messages
+    far from underflow and overflow in between, so only scheduled steps look at them (and
+    without ``track`` a scheduled rescaling is skipped while the row sums stay in range). Returns a dict with (as asked)
+    ``pre`` and ``beta`` (``[t, n, H]``, when ``store``; rows of different positions carry
+    different powers of two; with ``store_alpha`` the forward array holds ``alpha_j`` instead
+    of ``pre_j``, under the key ``alphas``), ``alpha`` (``alpha_{t-1}``, ``[n, H]``), ``beta0``
+    (``A^T (v_0 ⊙ beta_0) ∝ Pr(x | H_0)``, ``[n, H]``), and with ``track`` ``minpos``
+    (``[n]``): the smallest positive entry of a rescaled message (``inf`` if none), the
+    underflow guard of :mod:`models.inference_bounds`, and ``shift_alpha``, ``shift_beta0``
+    (``[n]`` int): the total exponents applied, so ``alpha = 2^shift_alpha * (alpha computed
+    without rescaling)`` and likewise ``beta0``.
+    """
+    t, n = idx.shape
+    H = A.shape[0]
+    every = rescale_interval(A, table) if every is None else every
+    out: dict = {"every": every}
+    ones = np.ones(H)
+    grows = bool(table.max(initial=0.0) > 1.0)        # messages can grow only through embeddings > 1
+    if track:
+        out["minpos"] = minpos = np.full(n, np.inf)
+        shift = {"f": np.zeros(n, dtype=np.int64), "b": np.zeros(n, dtype=np.int64)}
+
+    def settle(v: np.ndarray, step: int, direction: str) -> None:
+        """Rescale (and record the guard) at every ``every``-th step and at the last one; without
+        ``track`` (no bound claimed) a scheduled rescaling before the last step is skipped while
+        every row sum stays above ``2^-256`` (one reduction instead of a rescaling)."""
+        if (step + 1) % every and step != t - 1:
+            return
+        if not track and step != t - 1:
+            sums = v @ ones
+            if sums.min() < _LOW or (grows and sums.max() > 1.0 / _LOW):
+                _rescale(v, ones, sums)
+            return
+        e = _rescale(v, ones)
+        if not track:
+            return
+        shift[direction] -= e
+        m = v.min(axis=1)
+        zero = m == 0
+        if zero.any():
+            sub = v[zero]
+            m[zero] = np.min(sub, axis=1, where=sub > 0, initial=np.inf)
+        np.minimum(minpos, m, out=minpos)
+
+    emb = np.empty((n, H))
+    times_AT, times_A = _row_multipliers(A, AT)
+    with single_thread_blas():
+        if forward:
+            pre = np.empty((t, n, H)) if store else None
+            a = np.empty((n, H))
+            a[:] = pi0
+            buf = np.empty((n, H))
+            for j in range(t):
+                p = pre[j] if store and not store_alpha else buf
+                times_AT(a, p)                              # [n, H]: rows are (A alpha)^T
+                settle(p, j, "f")
+                np.take(table, idx[j], axis=0, out=emb)
+                np.multiply(emb, p, out=a)                  # alpha_j = v_j ⊙ pre_j
+                if store and store_alpha:
+                    pre[j] = a
+            out["alpha"] = a
+            if track:
+                out["shift_alpha"] = shift["f"]
+            if store:
+                out["alphas" if store_alpha else "pre"] = pre
+        if backward:
+            beta = np.empty((t, n, H)) if store else None
+            b = np.ones((n, H))
+            y = np.empty((n, H))
+            for step, j in enumerate(range(t - 1, -1, -1)):
+                if store:
+                    beta[j] = b
+                np.take(table, idx[j], axis=0, out=emb)
+                np.multiply(emb, b, out=y)                  # v_j ⊙ beta_j
+                b = np.empty((n, H)) if store else b
+                times_A(y, b)                               # A^T (v_j ⊙ beta_j), as rows
+                settle(b, step, "b")
+            out["beta0"] = b
+            if track:
+                out["shift_beta0"] = shift["b"]
+            if store:
+                out["beta"] = beta
+    return out
+
+
+def messages(A: np.ndarray, pi0: np.ndarray, emb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scaled messages for embeddings ``emb`` ``[n, t, H]`` (batch-major convenience form of
+    :func:`scaled_messages`).
+
+    Returns ``(pre, alpha, beta)``, each ``[n, t, H]`` and each row known up to a positive
+    factor: ``pre[:, j] ∝ A alpha_{j-1}`` (the prior of ``H_{j+1}`` times evidence before it),
+    ``alpha[:, j] ∝ emb_j ⊙ pre[:, j]``, ``beta[:, j] ∝ P[evidence after j | H_{j+1}]``.
+    """
+    emb = np.asarray(emb, dtype=float)
+    n, t, H = emb.shape
+    A = np.ascontiguousarray(A, dtype=float)
+    table = np.ascontiguousarray(emb.transpose(1, 0, 2).reshape(t * n, H))
+    idx = np.arange(t * n).reshape(t, n)
+    m = scaled_messages(A, np.ascontiguousarray(A.T), np.asarray(pi0, dtype=float), table, idx)
+    pre = m["pre"].transpose(1, 0, 2)
+    alpha = emb * pre
+    return pre, alpha, m["beta"].transpose(1, 0, 2)
+
+
+def tau_normalized(hmm: HMM, emb: np.ndarray, i: int) -> np.ndarray:
+    """``tau_i(v) / ||tau_i(v)||_1`` (zero rows where the norm is 0): ``[n, H]``."""
+    A, _, _, pi0 = float_arrays(hmm)
+    emb = np.asarray(emb, dtype=float)
+    if emb.ndim != 3 or emb.shape[2] != hmm.num_states:
+        raise InputError(f"embeddings: expected shape [n, t, {hmm.num_states}], found {emb.shape}")
+    if not 0 <= i < emb.shape[1]:
+        raise InputError(f"position {i} is outside 0..{emb.shape[1] - 1}")
+    pre, _, beta = messages(A, pi0, emb)
+    return _normalize(pre[:, i] * beta[:, i])
+
+
+def gbar(hmm: HMM, emb: np.ndarray, i: int) -> np.ndarray:
+    """``Gbar_i(v)`` for a batch of embedding sequences ``[n, t, H]``: ``[n, X]``."""
+    W = float_arrays(hmm)[2]
+    return tau_normalized(hmm, emb, i) @ np.ascontiguousarray(W.T)
+
+
+def _token_messages(hmm: HMM, tokens, **kw) -> dict:
+    A, AT, W, pi0 = float_arrays(hmm)
+    tokens = check_token_array(tokens, hmm.num_tokens)
+    return scaled_messages(A, AT, pi0, W, np.ascontiguousarray(tokens.T), **kw)
+
+
+def conditionals(hmm: HMM, tokens) -> np.ndarray:
+    """``G_i(x) = P[X_i | X_{-i} = x_{-i}]`` for every position: ``[n, T, X]``."""
+    m = _token_messages(hmm, tokens)
+    tau = m["pre"] * m["beta"]                                     # [T, n, H]
+    G = _normalize(tau) @ np.ascontiguousarray(float_arrays(hmm)[2].T)
+    return G.transpose(1, 0, 2)
+
+
+def posterior_marginals(hmm: HMM, tokens) -> np.ndarray:
+    """Smoothed marginals ``P[H_i | X_{1:T} = x]`` for ``i = 1..T`` (forward-backward, the
+    quantity of hmmlearn's ``predict_proba`` and dynamax's ``smoothed_probs``): ``[n, T, H]``
+    (a view of a time-major array)."""
+    m = _token_messages(hmm, tokens, store_alpha=True)
+    post = m["alphas"]
+    post *= m["beta"]                                              # alpha_i ⊙ beta_i, [T, n, H]
+    s = (post @ np.ones(post.shape[2]))[:, :, None]
+    np.maximum(s, np.finfo(float).tiny, out=s)                     # zero rows stay zero
+    post /= s
+    return post.transpose(1, 0, 2)
+
+
+def posterior_hidden(hmm: HMM, tokens, i: int) -> np.ndarray:
+    """``P[H_i | X_{1:T} = x]`` for ``i`` in ``0..T``: ``[n, H]`` (zero rows where
+    ``Pr(X = x) = 0``)."""
+    tokens = check_token_array(tokens, hmm.num_tokens)
+    t = tokens.shape[1]
+    if not 0 <= i <= t:
+        raise InputError(f"hidden index {i} is outside 0..{t}")
+    pi0 = float_arrays(hmm)[3]
+    if i == 0:                                    # backward pass only
+        b = _token_messages(hmm, tokens, forward=False, store=False)["beta0"]
+        return _normalize(pi0[None, :] * b)
+    m = _token_messages(hmm, tokens)
+    W = float_arrays(hmm)[2]
+    return _normalize(W[tokens[:, i - 1]] * m["pre"][i - 1] * m["beta"][i - 1])
+
+
+def posterior_h0(hmm: HMM, tokens) -> np.ndarray:
+    """``P[H_0 | X_{1:T} = x]``: ``[n, H]``."""
+    return posterior_hidden(hmm, tokens, 0)
+
+
+def memory_posterior(mhmm: MemoryHMM, tokens, cell: int | None = None) -> np.ndarray:
+    """``P[M_j | X_{1:T} = x]`` for cell ``j`` (default the target cell): ``[n, |M|]``."""
+    j = mhmm.target_cell if cell is None else cell
+    if not 0 <= j < mhmm.cells:
+        raise InputError(f"cell {j} is outside 0..{mhmm.cells - 1}")
+    post = posterior_h0(mhmm.lift(), tokens)          # [n, C*H]
+    n = mhmm.num_states
+    configs = mhmm.memory_configurations()
+    per_config = post.reshape(post.shape[0], len(configs), n).sum(axis=2)   # [n, C]
+    onehot = np.zeros((len(configs), mhmm.memory_values))
+    for c, ms in enumerate(configs):
+        onehot[c, ms[j]] = 1.0
+    return per_config @ onehot
+
+
+def memory_gbar(mhmm: MemoryHMM, emb: np.ndarray, i: int) -> np.ndarray:
+    """``Gbar_i`` of a memory HMM on embeddings over ``(m, h)``: ``emb`` ``[n, t, |M||H|]``,
+    result ``[n, X]`` (SPEC section 1: lift with ``eta``, reverse with ``phi``)."""
+    f = mhmm.to_float()
+    n_h, M = f.num_states, f.memory_values
+    configs = f.memory_configurations()
+    emb = np.asarray(emb, dtype=float)
+    if emb.ndim != 3 or emb.shape[2] != M * n_h:
+        raise InputError(f"memory embeddings: expected shape [n, t, {M * n_h}], found {emb.shape}")
+    # eta: lifted index c * H + h reads (m_{cell(h)}, h)
+    idx = np.array([ms[h // f.syntax_states] * n_h + h for ms in configs for h in range(n_h)])
+    tau_lift = tau_normalized(f.lift(), emb[:, :, idx], i)            # [n, C*H]
+    phi = np.zeros((emb.shape[0], M * n_h))
+    np.add.at(phi.T, idx, tau_lift.T)                                  # sum over other cells
+    return _normalize(phi) @ f.emission_matrix().T

@@ -1,0 +1,3 @@
+"""The masked language model of Section 5: the model and its pretraining (:mod:`.model`), the
+disk cache of pretrained models (:mod:`.cache`), the quality gate against the exact ``G``
+(:mod:`.gate`) and head, prompt and attention tuning on a frozen model (:mod:`.tuning`)."""

@@ -1,0 +1,225 @@
+"""Learned HMMs: hmmlearn round trips (hmmlearn's own forward-backward as the oracle), the
+pi0 solve, the explicit rationalization and its change bound (path sums as the oracle)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from fractions import Fraction as Fr
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+hmmlearn_hmm = pytest.importorskip("hmmlearn.hmm")
+
+from headprompt.models.inference import floats as iff  # noqa: E402
+from headprompt.models.exceptions import ExactnessError, InputError  # noqa: E402
+from headprompt.models.generate.generators import random_exact_hmm  # noqa: E402
+from headprompt.models.hmm.values import HMM, MemoryHMM  # noqa: E402
+from headprompt.models.hmm.learned import initial_from_start  # noqa: E402
+from headprompt.models.hmm.rationalize import rationalize  # noqa: E402
+from headprompt.verify.cli.main import main  # noqa: E402
+from tests import oracle  # noqa: E402
+
+
+def _column(x):
+    return np.asarray(x, dtype=int).reshape(-1, 1)
+
+
+def _sequences(num_tokens, length, count, seed):
+    rng = np.random.default_rng(seed)
+    return [list(map(int, rng.integers(num_tokens, size=length))) for _ in range(count)]
+
+
+# ---------------------------------------------------------------- hmmlearn round trips
+
+def test_to_hmmlearn_matches_path_sums():
+    """hmmlearn's score and predict_proba on our model equal Pr(x) and P[H_k | x] by path sums."""
+    h = random_exact_hmm(3, 3, rng=np.random.default_rng(0))
+    model = h.to_hmmlearn()
+    for x in _sequences(3, 4, 5, seed=1):
+        assert model.score(_column(x)) == pytest.approx(math.log(oracle.joint_probability(h, x)), abs=1e-10)
+        post = model.predict_proba(_column(x))                  # row t-1: P[H_t | X]
+        for k in range(1, 5):
+            assert post[k - 1] == pytest.approx([float(v) for v in oracle.path_posterior(h, x, k)], abs=1e-10)
+
+
+def test_from_hmmlearn_matches_hmmlearn_inference():
+    """A model fitted by hmmlearn, converted: our float posteriors and G_i equal hmmlearn's
+    (predict_proba, and G_i(x)[z] proportional to exp(score(x with x_i = z)))."""
+    truth = random_exact_hmm(3, 4, rng=np.random.default_rng(2)).to_hmmlearn(random_state=0)
+    X, _ = truth.sample(600, random_state=np.random.default_rng(0).integers(10**6))
+    fitted = hmmlearn_hmm.CategoricalHMM(n_components=3, n_features=4, n_iter=15, random_state=1).fit(X, [6] * 100)
+    # a fitted start law need not be reachable in one step (then there is no pi0, as tested
+    # below); make it reachable so that the conversion is defined
+    fitted.startprob_ = fitted.transmat_.T @ np.array([0.2, 0.3, 0.5])
+    ours = HMM.from_hmmlearn(fitted)
+    assert np.allclose(ours.A @ ours.pi0, fitted.startprob_, atol=1e-9)
+    assert np.array_equal(ours.A, fitted.transmat_.T) and np.array_equal(ours.W, fitted.emissionprob_.T)
+    for x in _sequences(4, 5, 4, seed=3):
+        post = fitted.predict_proba(_column(x))
+        for k in range(1, 6):
+            assert iff.posterior_hidden(ours, [x], k)[0] == pytest.approx(post[k - 1], abs=1e-9)
+        G = iff.conditionals(ours, [x])[0]
+        for i in range(5):
+            scores = [fitted.score(_column(x[:i] + [z] + x[i + 1:])) for z in range(4)]
+            w = np.exp(np.array(scores) - max(scores))
+            assert G[i] == pytest.approx(w / w.sum(), abs=1e-9)
+
+
+def test_round_trip_keeps_the_model():
+    h = random_exact_hmm(3, 2, rng=np.random.default_rng(5)).to_float()
+    back = HMM.from_hmmlearn(h.to_hmmlearn())
+    assert np.allclose(back.A, h.A) and np.allclose(back.W, h.W) and np.allclose(back.pi0, h.pi0, atol=1e-9)
+
+
+def test_pi0_solve_and_when_none_exists():
+    A = np.array([[0.5, 0.2, 0.1], [0.3, 0.6, 0.2], [0.2, 0.2, 0.7]])
+    pi0 = np.array([0.2, 0.3, 0.5])
+    assert initial_from_start(A, A @ pi0) == pytest.approx(pi0, abs=1e-12)
+    to_zero = np.array([[1.0, 1.0], [0.0, 0.0]])                 # every state moves to state 0
+    with pytest.raises(InputError, match="no pi0 in the simplex"):
+        initial_from_start(to_zero, [0.5, 0.5])
+    model = HMM.create(to_zero, [[0.5, 0.5], [0.5, 0.5]], [0.5, 0.5], exact=False).to_hmmlearn()
+    model.startprob_ = np.array([0.5, 0.5])
+    with pytest.raises(InputError, match="startprob_"):
+        HMM.from_hmmlearn(model)
+    with pytest.raises(InputError, match="startprob_"):
+        HMM.from_hmmlearn(model, pi0=[0.5, 0.5])
+
+
+# ---------------------------------------------------------------- rationalize
+
+def _learned_like(seed, num_states=3, num_tokens=2, tiny=0.003):
+    """A float HMM with structural near-zeros (as EM leaves them) and inexact column sums."""
+    rng = np.random.default_rng(seed)
+
+    def cols(rows, n):
+        M = rng.dirichlet(np.ones(rows), size=n).T
+        M[rng.integers(rows), np.arange(n)] = tiny * rng.random(n)
+        return M / M.sum(axis=0)
+
+    return HMM.create(cols(num_states, num_states), cols(num_tokens, num_states),
+                      rng.dirichlet(np.ones(num_states)) * 0.9 + 0.1 / num_states, [1.0, -0.5, 0.25][:num_states],
+                      exact=False)
+
+
+def test_rationalize_prunes_and_is_exactly_stochastic():
+    f = _learned_like(0)
+    with pytest.raises(ExactnessError, match="rationalize"):
+        f.to_exact()
+    r = rationalize(f, prune_below=0.01, max_denominator=1000)
+    q = r.model
+    assert q.exact and r.pruned >= 1
+    for name in ("A", "W"):
+        given, new = getattr(f, name), getattr(q, name)
+        for h in range(new.shape[1]):
+            assert sum(new[:, h]) == 1                                   # exactly
+            for x in range(new.shape[0]):
+                if given[x, h] < 0.01 * given[:, h].sum():
+                    assert new[x, h] == 0                                # pruned to an exact zero
+                else:
+                    assert new[x, h] > 0 and 1000 % new[x, h].denominator == 0
+    assert sum(q.pi0) == 1 and all(v > 0 for v in q.pi0)
+    assert list(q.mu) == [1, Fr(-1, 2), Fr(1, 4)] and r.mu_change == 0
+    # the reported largest entry change is the largest one, measured exactly
+    change = max(abs(Fr(float(a)) - b) for name in ("A", "W", "pi0")
+                 for a, b in zip(getattr(f, name).flat, getattr(q, name).flat))
+    assert r.max_entry_change == change
+    json.dumps(r.to_dict())
+
+
+def test_rationalize_keeps_exact_entries_and_handles_memory_models():
+    h = random_exact_hmm(3, 2, rng=np.random.default_rng(1))
+    assert rationalize(h, prune_below=0).model == h
+    back = rationalize(h.to_float(), prune_below=0)         # a float copy of an exact model comes back
+    assert back.model == h and back.max_entry_change < 1e-15
+    W = [[[1, 0], [0, 0]], [[0, 0], [1, 0]], [[0, 0.5], [0, 0]], [[0, 0.5], [0, 1]]]
+    m = MemoryHMM.create(1, 2, 2, [[0.9995, 0.5], [0.0005, 0.5]], W, [0.5, 0.5], [1 / 3, 2 / 3], exact=False)
+    r = rationalize(m, prune_below=0.001, max_denominator=100)
+    assert r.model.A[1, 0] == 0 and list(r.model.pM) == [Fr(1, 3), Fr(2, 3)]    # 1/3 stored as 0.333...
+    assert r.tv["A"] == Fr(0.0005) / (Fr(0.9995) + Fr(0.0005))     # the pruned mass of column 0
+
+
+@pytest.mark.parametrize("bad", [dict(prune_below=1.5), dict(prune_below=-0.1), dict(max_denominator=0),
+                                 dict(prune_below="x")])
+def test_rationalize_refuses_bad_settings(bad):
+    with pytest.raises(InputError):
+        rationalize(_learned_like(0), **bad)
+
+
+def _reference(f):
+    """The learned model the bound speaks about: its float entries, columns divided exactly
+    by their sums (computed here, independently of the package)."""
+    def norm(M):
+        M = np.vectorize(Fr, otypes=[object])(M)
+        return M / M.sum(axis=0)
+    return SimpleNamespace(A=norm(f.A), W=norm(f.W), pi0=norm(f.pi0), num_states=f.num_states,
+                           num_tokens=f.num_tokens)
+
+
+def _bound_violations(f, r, length, scale=Fr(1)):
+    """Every (what, sequence, true change, claimed bound) where the claimed bound (times
+    ``scale``) is below the true sup-norm change, measured exactly by path sums."""
+    P, Q = _reference(f), r.model
+    bad, nontrivial = [], 0
+
+    def compare(what, x, true, L, event):
+        nonlocal nontrivial
+        bound = r.conditional_bound(L, event) * scale
+        nontrivial += bound < scale
+        if true > bound:
+            bad.append((what, x, true, bound))
+
+    for x in itertools.product(range(f.num_tokens), repeat=length):
+        x = list(x)
+        true = max(abs(a - b) for a, b in zip(oracle.path_posterior(P, x), oracle.path_posterior(Q, x)))
+        compare("posterior", x, true, length, oracle.joint_probability(Q, x))
+        for i in range(length):
+            gp, gq = oracle.path_conditional(P, x, i), oracle.path_conditional(Q, x, i)
+            event = sum(oracle.joint_probability(Q, x[:i] + [z] + x[i + 1:]) for z in range(f.num_tokens))
+            compare(f"G_{i + 1}", x, max(abs(a - b) for a, b in zip(gp, gq)), length, event)
+        # Theorem 3.6's read-out Gbar_2(u, e(empty), e(x)) for a prompt u in [0, 1]^H
+        u = [Fr(1), Fr(0), Fr(1, 2)][:f.num_states]
+        emb_p = [u, [1] * f.num_states] + [list(P.W[z]) for z in x]
+        emb_q = [u, [1] * f.num_states] + [list(Q.W[z]) for z in x]
+        gp, gq = oracle.path_gbar(P.A, P.W, P.pi0, emb_p, 1), oracle.path_gbar(Q.A, Q.W, Q.pi0, emb_q, 1)
+        event = sum(oracle.path_tau(Q.A, Q.pi0, emb_q, 1))
+        compare("prompt", x, max(abs(a - b) for a, b in zip(gp, gq)), length + 2, event)
+    return bad, nontrivial
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_change_bound_holds_against_exact_path_sums(seed):
+    f = _learned_like(seed)
+    r = rationalize(f, prune_below=0.01, max_denominator=2000)
+    bad, nontrivial = _bound_violations(f, r, length=2)
+    assert not bad, bad[:3]
+    assert nontrivial > 0                       # the bound says something (< 1) somewhere
+
+
+def test_a_wrong_bound_is_caught():
+    """The same check rejects the bound divided by 1000."""
+    f = _learned_like(0)
+    r = rationalize(f, prune_below=0.01, max_denominator=2000)
+    bad, _ = _bound_violations(f, r, length=2, scale=Fr(1, 1000))
+    assert bad
+
+
+# ---------------------------------------------------------------- the command line
+
+def test_cli_rationalize(tmp_path, capsys):
+    f = _learned_like(4)
+    path = tmp_path / "learned.json"
+    path.write_text(json.dumps({"kind": "hmm", "A": f.A.tolist(), "W": f.W.tolist(), "pi0": f.pi0.tolist(),
+                                "mu": f.mu.tolist()}))
+    assert main(["posterior", "--hmm", str(path), "--seq", "0 1 1"]) == 2           # refused as it is
+    assert "sums to" in capsys.readouterr().err
+    assert main(["posterior", "--hmm", str(path), "--seq", "0 1 1", "--rationalize", "0.01", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["rationalized"]["pruned_entries"] >= 1 and len(out["rationalized"]["G_change_at_most"]) == 3
+    assert 0 < out["rationalized"]["posterior_change_at_most"] <= 1
+    code = main(["assumptions", "3.3", "--hmm", str(path), "--rationalize", "--json"])
+    assert code in (0, 3) and "rationalized" in json.loads(capsys.readouterr().out)

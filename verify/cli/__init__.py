@@ -1,0 +1,8 @@
+"""The ``verify`` command: argparse only. :mod:`.main` holds the entry point and the one guard
+that maps exceptions to exit codes; each subcommand is one module here (``theorem``,
+``assumptions``, ``counterexample``, ``posterior``, ``experiment``, ``symbolic``, ``explore``)
+exposing ``add_parser(subparsers)`` and ``run(args) -> int``, and no subcommand imports another."""
+
+from .main import main
+
+__all__ = ["main"]

@@ -1,0 +1,123 @@
+"""``verify experiment fig3-left|fig3-right``: the paper's Figure 3 with the exact-G oracle.
+
+Writes ``results.csv``, ``summary.json`` and a PNG into ``--out DIR`` (SPEC section 4); with
+``--json`` prints the summary as one JSON object. Progress bars go to stderr. Exit code 0 when
+every job completed (whether or not the predictions held; the summary says), 2 on bad input
+(decided before any training), 4 when a job failed (the others are kept and cached; a rerun
+resumes). This module imports no torch: ``verify --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+__all__ = ["NAME", "add_parser", "run"]
+
+NAME = "experiment"
+
+
+def _positive(text: str) -> int:
+    # argparse shows an ArgumentTypeError's own message (a ValueError would read
+    # "invalid _positive value")
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {value}")
+    return value
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    from ..experiments.config import EXPERIMENTS, SCALE_NAMES
+
+    p = subparsers.add_parser(NAME, help="Figure 3: MLM vs exact G, head vs prompt vs attention tuning",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("name", metavar="NAME", choices=EXPERIMENTS, help=" | ".join(EXPERIMENTS))
+    p.add_argument("--scale", choices=list(SCALE_NAMES), default="tiny",
+                   help="tiny (~1 min on 2 CPU cores), cpu (all settings, CPU), paper (GPU)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--trials", type=_positive, default=None,
+                   help="trials per setting, each a new HMM, pretraining and task (default: the scale's)")
+    p.add_argument("--config", metavar="FILE", default=None,
+                   help="TOML or JSON file overriding any hyperparameter (see README)")
+    p.add_argument("--share-pretraining", action="store_true",
+                   help="one HMM and one pretraining per setting; trials redraw only the task")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="run the (setting, trial) jobs as Ray tasks: a local Ray without ADDRESS, "
+                        "else the cluster at ADDRESS (needs the 'cluster' extra)")
+    p.add_argument("--workers", type=_positive, default=None,
+                   help="jobs run at once in local processes (default: one per core on CPU at the "
+                        "tiny and cpu scales, else 1)")
+    p.add_argument("--cached-only", action="store_true",
+                   help="run nothing: summarise the jobs of this sweep that already finished")
+    p.add_argument("--out", metavar="DIR", default=None, help="output directory (default runs/NAME-SCALE)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.set_defaults(run=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    import torch
+
+    from ...models.mlm.model import resolve_device
+    from ...models.mlm.cache import cache_dir
+    from ..theorems.common import check_out_dir
+    from ..experiments.figure3 import run_experiment
+    from ..render import console, emit_json
+
+    out = args.out or f"runs/{args.name}-{args.scale}"
+    check_out_dir(out, flag="--out")                        # before any work (SPEC section 2)
+    check_out_dir(str(cache_dir()), flag="the model cache ($HEADPROMPT_CACHE)")
+    device = resolve_device(args.device)
+    t0 = time.perf_counter()
+    threads = torch.get_num_threads()
+    one = device.type == "cpu" and args.scale != "paper" and "OMP_NUM_THREADS" not in os.environ
+    if one:
+        torch.set_num_threads(1)   # small models: a second thread gains little and suffers on a busy machine
+    workers = args.workers or (len(os.sched_getaffinity(0)) if one else 1)
+    try:
+        summary = run_experiment(args.name, args.scale, device=device, trials=args.trials, seed=args.seed,
+                                 out=out, progress=not args.json, config=args.config,
+                                 share_pretraining=args.share_pretraining, ray=args.ray,
+                                 threads=1 if one else None, cached_only=args.cached_only, workers=workers)
+    finally:
+        torch.set_num_threads(threads)
+    code = 4 if summary["failed_jobs"] else 0
+    if summary["failed_jobs"]:
+        first = summary["failed_jobs"][0]
+        print(f"error: {len(summary['failed_jobs'])} of {summary['jobs']['total']} jobs failed (first: "
+              f"{first['setting']} trial {first['trial']}: {first['error']}); the others are saved, "
+              f"a rerun resumes; tracebacks under failed_jobs in summary.json", file=sys.stderr)
+    if args.json:
+        emit_json(summary)
+        return code
+    from rich.table import Table
+
+    con = console()
+    table = Table(title=f"{args.name} at scale {args.scale} on {device}, {summary['trials']} trials")
+    for col in ("setting", "method", "model", "accuracy", "95% interval", "trials"):
+        table.add_column(col)
+    for r in summary["rows"] + summary["control_rows"]:
+        setting = ", ".join(f"{k}={v}" for k, v in r["setting"].items())
+        table.add_row(setting, r["method"], r["model"], f"{r['accuracy']:.3f}",
+                      f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]", str(r["trials"]))
+    con.print(table)
+    for q in summary["quality"]:
+        setting = ", ".join(f"{k}={v}" for k, v in q["setting"].items())
+        con.print(f"MLM quality {setting}: mean TV to G {q['tv_mean']:.3f} (worst {q['tv_max']:.3f}), "
+                  f"loss gap {q['loss_gap_mean']:.3f} nats: {'passed' if q['passed'] else 'FAILED'} the gate "
+                  f"(TV <= {q['threshold']})")
+    for p in summary["predictions"]:
+        con.print(f"{'held' if p['held'] else 'did not hold'}: {p['claim']}\n  {p['evidence']}", markup=False)
+    for c in summary["controls"]:
+        con.print(f"{'beaten' if c['beaten'] else 'not beaten'} ({c['model']}): {c['control']}\n  {c['evidence']}",
+                  markup=False)
+    con.print(f"wrote {out}/results.csv, summary.json, {args.name}.png in {time.perf_counter() - t0:.1f}s "
+              f"({summary['jobs']['reused']} of {summary['jobs']['total']} jobs reused from the cache)")
+    return code

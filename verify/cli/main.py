@@ -1,0 +1,120 @@
+"""The ``verify`` command (SPEC section 4).
+
+Each subcommand lives in its own module ``verify/cmd_<name>.py`` exposing
+``add_parser(subparsers)`` and ``run(args) -> int``. A subcommand builds a result dict and then
+renders it (``--json``: one JSON object on stdout; otherwise a readable report). Bad input is
+one line on stderr and exit code 2; set ``HEADPROMPT_DEBUG=1`` to see tracebacks.
+
+Exit codes (SPEC section 4): 0 verified, 1 refuted, 3 an assumption fails (these three are
+proofs, exact or certified), 2 bad input or usage, 4 internal error, 5 an uncertified (float)
+result. One guard in :func:`main` maps every exception: an error the user caused
+(:class:`InputError`, including :class:`LimitError`) is 2, a construction stopped by a failing
+assumption (:class:`ConstructionError`) is 3, anything unexpected is 4 (never 1, which scripts
+read as a refutation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from ...models.exceptions import AssumptionError, ConstructionError, InputError
+
+__all__ = ["main", "build_parser", "SUBCOMMANDS", "EXIT_VERIFIED", "EXIT_REFUTED", "EXIT_USAGE",
+           "EXIT_ASSUMPTION", "EXIT_INTERNAL", "EXIT_UNCERTIFIED"]
+
+# subcommand name -> module under verify/cli/
+SUBCOMMANDS = {
+    "theorem": ".theorem",
+    "assumptions": ".assumptions",
+    "counterexample": ".counterexample",
+    "posterior": ".posterior",
+    "experiment": ".experiment",
+    "symbolic": ".symbolic",
+    "explore": ".explore",
+}
+
+EXIT_VERIFIED, EXIT_REFUTED, EXIT_USAGE, EXIT_ASSUMPTION, EXIT_INTERNAL, EXIT_UNCERTIFIED = 0, 1, 2, 3, 4, 5
+
+# one-line help of each subcommand, so that usage errors need not import any subcommand
+HELP = {
+    "theorem": "verify a theorem on a generated or given instance",
+    "assumptions": "check a theorem's assumptions on an instance",
+    "counterexample": "evidence of what breaks when an assumption fails",
+    "posterior": "exact or float posterior and conditionals G_i(x)",
+    "experiment": "Figure 3: MLM vs exact G, head vs prompt vs attention tuning",
+    "symbolic": "symbolic proofs of the theorems' identities",
+    "explore": "property-based search for counterexamples",
+}
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # noqa: D401 - argparse hook
+        raise InputError(f"{self.prog}: {message}")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; with ``only``, the named subcommand's module alone is imported (the
+    others stay placeholders), so that ``verify posterior`` does not pay for torch or sympy."""
+    parser = _OneLineParser(prog="verify", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
+    for name, module_name in SUBCOMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=HELP.get(name))
+            continue
+        importlib.import_module(module_name, __package__).add_parser(sub)
+    return parser
+
+
+def _requested(argv: list[str]) -> str | None:
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in SUBCOMMANDS else ""      # "": no subcommand module is imported
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``verify`` with ``argv`` and return its exit code; every exception is mapped here."""
+    debug = bool(os.environ.get("HEADPROMPT_DEBUG"))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # exact values may have any number of digits (the input limits bound them); Python's
+    # default 4,300-digit int->str limit would otherwise turn a long exact result into a crash
+    sys.set_int_max_str_digits(0)
+    try:
+        args = build_parser(_requested(argv)).parse_args(argv)
+        code = int(args.run(args))
+    except InputError as exc:
+        if debug:
+            raise
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ConstructionError, AssumptionError) as exc:
+        # the exact construction stopped because an assumption fails on the instance (a fact,
+        # decided exactly), reached outside a report that would say so: exit 3, one line
+        if debug:
+            raise
+        print(f"error: an assumption fails: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ASSUMPTION
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exc:                  # argparse --help / --version
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except BaseException as exc:               # noqa: BLE001 - the one guard (SPEC exit code 4)
+        if debug:
+            raise
+        kind = "internal error" if not isinstance(exc, MemoryError) else "internal error (out of memory)"
+        print(f"error: {kind}: {exc.__class__.__name__}: {_one_line(exc)[:300]} (a bug; run again with "
+              "HEADPROMPT_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+    return code
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or exc.__class__.__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())

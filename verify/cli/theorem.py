@@ -1,0 +1,50 @@
+"""``verify theorem ID ...``: build or read an instance, check the assumptions exactly, build
+(or read) the witness, and verify it against ``F*`` on every checked sequence (SPEC section 4).
+
+Exit codes: 0 verified, 1 refuted (a disagreement is printed), 3 an assumption fails (the
+report says which and why, with a counterexample), 2 bad input.
+"""
+
+from __future__ import annotations
+
+from ..theorems import rationalized
+from ..api import run_theorem
+from ..theorems.common import check_out_path
+from ..theorems.registry import theorem_spec
+from ..render import emit_json
+from ..theorems.requests import TheoremRequest
+from .common import add_instance_options, add_json_option, add_rationalize_option, add_theorem_id
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("theorem", help="verify a theorem on a generated or given instance",
+                       description=__doc__.splitlines()[0])
+    add_theorem_id(p)
+    add_instance_options(p)
+    p.add_argument("--length", type=int, default=None, metavar="T",
+                   help="sequence length (default 8 sampled; 4 with --exhaustive)")
+    p.add_argument("--witness", metavar="FILE", default=None, help="check these head/prompt parameters")
+    p.add_argument("--samples", type=int, default=None, metavar="N", help="sampled sequences (default 10000)")
+    p.add_argument("--exhaustive", action="store_true", help="check every sequence of length 1..T")
+    p.add_argument("--mode", choices=("exact", "certified", "float"), default=None,
+                   help="exact (rationals throughout), certified (float with proven error bounds, "
+                        "exact near ties; a proof too) or float (no proof). Default: exact, or "
+                        "certified when exact would exceed the time limit (the report says so)")
+    add_json_option(p)
+    p.add_argument("--out", metavar="FILE", default=None, help="save the checked instance with its witness")
+    add_rationalize_option(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    request = TheoremRequest.from_namespace(args)      # validates every option, fills defaults
+    check_out_path(args.out)
+    with rationalized.hinting_float_models(request.rationalize):
+        report = run_theorem(request)
+    if args.json:
+        emit_json(report.data)
+    else:
+        theorem_spec(request.id).report().render(report.data)
+    return report.exit_code

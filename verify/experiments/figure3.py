@@ -1,0 +1,209 @@
+"""Figure 3 of the paper, with the exact-``G`` oracle beside the pretrained MLM (SPEC section 4).
+
+``fig3-left``: for each hidden size ``|H|`` an Appendix D HMM (``|X| = 10``), an MLM pretrained
+on its sequences, and a sparse task; head tuning and prompt tuning (20 prompt vectors) on the
+MLM and on the exact ``Gbar``. ``fig3-right``: a single-cell memory HMM with ``|H| = 4`` syntax
+states and ``|M|`` memory values tuned with the attention head, against a vanilla HMM with
+``|M||H|`` hidden states tuned with a linear head, on the MLM and on the exact ``Gbar``, with two
+controls: the same attention head on the vanilla data, and a token-only attention head on the
+memory data.
+
+Every trial draws a new HMM, pretrains a new MLM and draws a new task, as the final version of
+the paper does ("trials of pretraining and finetuning"); ``share_pretraining`` keeps one HMM and
+one MLM per setting (Appendix D's design) and redraws only the task. Each MLM passes through
+the quality gate (:func:`models.mlm_gate.quality`: mean TV to the exact ``G_i`` at masked positions
+of held-out sequences, and the loss gap); a setting whose MLM failed in any trial never counts
+toward a prediction. Predictions are paired verdicts (:mod:`verify.experiment_stats`).
+
+The modules: :mod:`.experiment_config` (scales, ``--config``), :mod:`.experiment_jobs` (one
+(setting, trial) job, cached), :mod:`.experiment_stats` (intervals, verdicts, controls),
+:mod:`.experiment_plot` and :mod:`.experiment_ray` (the jobs as Ray tasks).
+
+Outputs in ``out``: ``results.csv`` (one row per trial, model and method, with the gate
+figures), ``summary.json`` (SPEC section 4, plus ``quality``, ``controls``, ``control_rows``,
+``majority``, ``failed_jobs``, the full ``config``, ``seed``, ``version``) and a PNG.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from pathlib import Path
+
+from ...models.exceptions import InputError
+from .config import (EXPERIMENTS, SCALES, SETTING_KEYS, Scale, load_config_file, scale_from_dict,
+                                scale_to_dict)
+from .stats import accuracy_interval, controls, majority_by_setting, predictions, quality_by_setting, summarize
+
+__all__ = ["Scale", "SCALES", "EXPERIMENTS", "run_experiment", "summarize", "accuracy_interval", "resolve_scale"]
+
+MAIN_METHODS = {"fig3-left": {("mlm", "head"), ("mlm", "prompt"), ("exact", "head"), ("exact", "prompt")},
+                "fig3-right": {("mlm", "attention", "memory"), ("exact", "attention", "memory"),
+                               ("mlm", "head", "vanilla"), ("exact", "head", "vanilla")}}
+
+
+def resolve_scale(scale: str, config: dict | str | Path | None = None) -> Scale:
+    """The scale's configuration with ``config`` (a dict or a TOML/JSON file) applied.
+
+    Raises:
+        InputError: an unknown scale or a bad config.
+    """
+    if scale not in SCALES:
+        raise InputError(f"--scale: expected one of {', '.join(SCALES)}, found {scale!r}")
+    sc = SCALES[scale]
+    if config is None:
+        return sc
+    overrides = config if isinstance(config, dict) else load_config_file(config)
+    return scale_from_dict(sc, overrides, source=str(config) if not isinstance(config, dict) else "config")
+
+
+def _is_main(name: str, r: dict) -> bool:
+    key = (r["model"], r["method"]) if name == "fig3-left" else (r["model"], r["method"], r["data"])
+    return key in MAIN_METHODS[name]
+
+
+def _check_out(out: Path) -> Path:
+    from ...models.mlm.cache import check_writable_dir
+
+    return check_writable_dir(out, "--out")
+
+
+def _run_in_pool(specs: list[dict], workers: int, on_result, bar) -> None:
+    """Run ``specs`` in ``workers`` spawned processes (torch is not fork-safe), reporting each
+    result as it arrives; a worker that dies fails its job only."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from .jobs import job_key, run_job_safely
+
+    with ProcessPoolExecutor(max_workers=min(workers, len(specs)),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(run_job_safely, spec): spec for spec in specs}
+        for future in as_completed(futures):
+            spec = futures[future]
+            try:
+                result = future.result()
+            except Exception as exc:   # noqa: BLE001 - a lost worker fails its job only
+                result = {"key": job_key(spec), "error": f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"}
+            on_result(spec, result)
+            bar.update(1)
+
+
+def run_experiment(name: str, scale: str, *, device, trials: int | None = None, seed: int = 0,
+                   out: Path | str | None = None, progress: bool = True, config: dict | str | Path | None = None,
+                   share_pretraining: bool = False, ray: str | bool | None = None,
+                   threads: int | None = None, cached_only: bool = False, workers: int = 1) -> dict:
+    """Run ``fig3-left`` or ``fig3-right`` at ``scale``; write the outputs into ``out``
+    (default ``runs/<name>-<scale>``) and return the summary dict (SPEC section 4).
+
+    ``ray``: ``None``/``False`` runs the jobs in this process; ``True`` or ``"local"`` on a local
+    Ray instance; any other string is the address of a Ray cluster to join. ``workers`` > 1
+    (without ``ray``) runs that many jobs at once in local worker processes. ``cached_only``
+    runs nothing and summarises the jobs already finished (a sweep in progress); the others are
+    counted under ``jobs.missing``.
+
+    Raises:
+        InputError: an unknown experiment or scale, a bad config, fewer than one trial, an
+            output or cache directory that is a file or unwritable (checked before any training).
+    """
+    from importlib import metadata
+
+    from tqdm.auto import tqdm
+
+    from ...models.mlm.model import check_configs
+    from ...models.mlm.cache import cache_dir, check_writable_dir
+    from .jobs import job_specs, read_cached, run_job_safely, write_cached
+    from .plot import plot
+
+    t_start = time.perf_counter()
+    if name not in EXPERIMENTS:
+        raise InputError(f"experiment: expected one of {', '.join(EXPERIMENTS)}, found {name!r}")
+    sc = resolve_scale(scale, config)
+    if trials is not None and trials < 1:
+        raise InputError(f"--trials: expected a positive integer, found {trials}")
+    check_configs(sc.model, sc.pretrain)
+    need = sc.tune.num_prompts + sc.task.length + 1
+    if name == "fig3-left" and need > sc.model.block_size:
+        raise InputError(f"config: prompts + task length + 1 = {need} exceeds the MLM's block_size "
+                         f"{sc.model.block_size}")
+    trials = trials or (sc.trials_left if name == "fig3-left" else sc.trials_right)
+    out = _check_out(Path(out) if out is not None else Path("runs") / f"{name}-{scale}")
+    cache = check_writable_dir(cache_dir(), "cache directory ($HEADPROMPT_CACHE)")
+    cfg = scale_to_dict(sc)
+    specs = job_specs(name, cfg, seed=seed, trials=trials, share_pretraining=share_pretraining,
+                      device=str(device))
+    for s in specs:
+        s["threads"] = threads
+    results: dict = {}
+    failed: list = []
+    reused = 0
+    todo = []
+    for spec in specs:
+        hit = read_cached(spec, str(cache))
+        if hit is not None:
+            results[hit["key"]] = (spec, hit)
+            reused += 1
+        else:
+            todo.append(spec)
+
+    def on_result(spec: dict, result: dict) -> None:
+        if "error" in result:
+            failed.append({"setting": spec["setting"], "trial": spec["trial"], "error": result["error"],
+                           "traceback": result.get("traceback")})
+        else:
+            write_cached(spec, result, str(cache))
+            results[result["key"]] = (spec, result)
+
+    missing = len(todo) if cached_only else 0
+    if cached_only:
+        todo = []
+    with tqdm(total=len(specs), initial=reused, desc=f"{name} ({scale})", disable=None if progress else True) as bar:
+        if ray:
+            from .ray_tasks import run_on_ray
+
+            def tick(spec: dict, result: dict) -> None:
+                on_result(spec, result)
+                bar.update(1)
+
+            run_on_ray(todo, None if ray in (True, "local") else ray, tick)
+        elif workers > 1 and len(todo) > 1:
+            _run_in_pool(todo, workers, on_result, bar)
+        else:
+            for spec in todo:
+                on_result(spec, run_job_safely(spec, progress=progress))
+                bar.update(1)
+    ordered = [results[k][1] for k in sorted(results, key=lambda k: (results[k][0]["trial"],
+                                                                        specs.index(results[k][0])))]
+    records = [r for res in ordered for r in res["records"]]
+    keys = SETTING_KEYS[name]
+    n_test = sc.task.num_test
+    main = [r for r in records if _is_main(name, r)]
+    quality = quality_by_setting(ordered, keys) if ordered else []
+    try:
+        version = metadata.version("headprompt")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    summary = {"experiment": name, "scale": scale, "device": str(device), "trials": trials, "seed": seed,
+               "share_pretraining": share_pretraining,
+               "rows": summarize(main, keys, n_test),
+               "predictions": predictions(name, records, quality) if records else [],
+               "controls": controls(name, records, quality) if records else [],
+               "control_rows": summarize([r for r in records if not _is_main(name, r)], keys, n_test),
+               "majority": majority_by_setting(records, keys),
+               "quality": quality,
+               "interval": "rows: Student-t 95% over trials on the logit scale (inside (0, 1)); "
+                           "paired differences: Student-t 95% over trials",
+               "failed_jobs": failed, "jobs": {"total": len(specs), "reused": reused, "failed": len(failed),
+                                                        **({"missing": missing} if cached_only else {})},
+               "config": cfg, "version": version, "seconds": round(time.perf_counter() - t_start, 1)}
+    if records:
+        with open(out / "results.csv", "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(records[0]) + sorted(
+                {k for r in records for k in r} - set(records[0])))
+            writer.writeheader()
+            writer.writerows(records)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if records:
+        plot(name, summary, out / f"{name}.png")
+    return summary

@@ -1,0 +1,179 @@
+"""Figure 3's independent jobs: one (setting, trial) each, as plain data, run anywhere.
+
+A job spec is a JSON-able dict (:func:`job_specs`); :func:`run_job` turns it into result records
+in any process (this one, or a Ray worker), so an in-process run and a Ray run with the same
+seeds compute the same numbers. Each job draws its HMM, pretrains its MLM (through the
+checkpoint cache, with the quality gate), samples its task sequences and ``mu``, and tunes every
+(model, method) pair of its setting, controls included.
+
+Seeds (``seed`` is ``--seed``; ``h`` is the HMM index, the trial, or 0 with
+``--share-pretraining``): a vanilla HMM with ``|H| = n`` is drawn from
+``default_rng([seed, n, h])`` (so fig3-right's vanilla ``|H| = 8`` is fig3-left's, and its
+pretraining is shared through the cache), a memory HMM from ``default_rng([seed, 1000 + |M|, h])``;
+pretraining uses seed ``100 * seed + h``; the task's sequences ``[seed, key, 1, trial]``, its
+``mu`` ``[seed, key, 2, trial]``; tuning ``1000 * seed + trial``.
+
+Finished jobs are cached as JSON under ``<cache>/jobs/<key>.json``, ``key`` a hash of the spec
+(the device and thread count left out) and of :data:`JOB_FORMAT` and the package version, so a
+sweep that stopped or partly failed resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import traceback
+from pathlib import Path
+
+__all__ = ["JOB_FORMAT", "job_specs", "job_key", "run_job", "run_job_safely", "read_cached", "write_cached"]
+
+JOB_FORMAT = 1   # bump when a job's computation changes
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("headprompt")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def job_specs(name: str, config: dict, *, seed: int, trials: int, share_pretraining: bool,
+              device: str) -> list[dict]:
+    """Every job of experiment ``name`` under ``config`` (:func:`scale_to_dict`'s shape)."""
+    from .config import SYNTAX_STATES
+
+    jobs = []
+
+    def add(setting: dict, data: str, size: int, methods: list, trial: int) -> None:
+        jobs.append({"experiment": name, "setting": setting, "data": data, "size": size,
+                     "methods": methods, "trial": trial, "hmm_index": 0 if share_pretraining else trial,
+                     "seed": seed, "config": config, "device": device})
+
+    for trial in range(trials):
+        if name == "fig3-left":
+            for H in config["hidden_sizes"]:
+                add({"hidden_states": H}, "vanilla", H,
+                    [["mlm", "head"], ["mlm", "prompt"], ["exact", "head"], ["exact", "prompt"]], trial)
+        else:
+            for M in config["memory_values"]:
+                H = M * SYNTAX_STATES
+                add({"data": "memory", "memory_values": M, "hidden_total": H}, "memory", M,
+                    [["mlm", "attention"], ["exact", "attention"], ["none", "attention-tokens"]], trial)
+                add({"data": "vanilla", "memory_values": M, "hidden_total": H}, "vanilla", H,
+                    [["mlm", "head"], ["exact", "head"], ["mlm", "attention"], ["exact", "attention"]], trial)
+    return jobs
+
+
+def job_key(spec: dict) -> str:
+    """A 24-hex-digit hash of everything that decides a job's numbers."""
+    keep = {k: v for k, v in spec.items() if k not in ("device", "threads", "cache")}
+    blob = json.dumps({"job": keep, "format": JOB_FORMAT, "version": _version()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def _jobs_dir(cache: str | None) -> Path:
+    from ...models.mlm.cache import cache_dir
+
+    return (Path(cache) if cache else cache_dir()) / "jobs"
+
+
+def read_cached(spec: dict, cache: str | None = None) -> dict | None:
+    """The cached result of ``spec``, or ``None`` (missing or unreadable: rerun)."""
+    path = _jobs_dir(cache) / f"{job_key(spec)}.json"
+    try:
+        result = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return result if isinstance(result, dict) and result.get("key") == job_key(spec) else None
+
+
+def write_cached(spec: dict, result: dict, cache: str | None = None) -> None:
+    directory = _jobs_dir(cache)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{job_key(spec)}.json"
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(result) + "\n")
+    os.replace(tmp, path)
+
+
+def _model(spec: dict):
+    import numpy as np
+
+    from ...models.generate.generators import appendix_d_hmm, appendix_d_memory_hmm
+    from .config import NUM_TOKENS, SYNTAX_STATES
+
+    seed, h = spec["seed"], spec["hmm_index"]
+    if spec["data"] == "memory":
+        return appendix_d_memory_hmm(spec["size"], SYNTAX_STATES, NUM_TOKENS,
+                                     rng=np.random.default_rng([seed, 1000 + spec["size"], h]))
+    return appendix_d_hmm(spec["size"], NUM_TOKENS, rng=np.random.default_rng([seed, spec["size"], h]))
+
+
+def run_job(spec: dict, *, progress: bool = False) -> dict:
+    """Run one job; returns ``{"key", "records": [...], "quality": {...}, "pretrain": {...},
+    "seconds"}`` with one record per (model, method) of the spec."""
+    import numpy as np
+    import torch
+
+    from ...models.mlm.model import MLMConfig, PretrainConfig
+    from ...models.mlm.pretrain import load_or_pretrain
+    from ...models.generate.sampling import sample
+    from ...models.mlm.tuning import SPLITS, ExactBackbone, MLMBackbone, TaskConfig, TuneConfig, make_task, tune
+
+    t_job = time.perf_counter()
+    if spec.get("threads"):
+        torch.set_num_threads(int(spec["threads"]))
+    cfg = spec["config"]
+    mc, pc = MLMConfig(**cfg["model"]), PretrainConfig(**cfg["pretrain"])
+    task_cfg, tune_cfg = TaskConfig(**cfg["task"]), TuneConfig(**cfg["tune"])
+    device = torch.device(spec["device"])
+    data_model = _model(spec)
+    seed, trial = spec["seed"], spec["trial"]
+    mlm, info = load_or_pretrain(data_model, mc, pc, seed=100 * seed + spec["hmm_index"], device=device,
+                                 directory=Path(spec["cache"]) if spec.get("cache") else None,
+                                 progress=progress)
+    backbones = {"mlm": MLMBackbone(mlm, device, progress=progress), "exact": ExactBackbone(data_model, device)}
+    backbones["none"] = backbones["exact"]          # the token-only control reads no G
+    key = [{"memory": 1, "vanilla": 2}[spec["data"]], spec["size"]]
+    sizes = [task_cfg.num_train, task_cfg.num_val, task_cfg.num_test]
+    toks = sample(data_model.to_float(), sum(sizes), task_cfg.length,
+                  rng=np.random.default_rng([seed, *key, 1, trial]))[0]
+    tokens = dict(zip(SPLITS, np.split(toks, np.cumsum(sizes)[:-1])))
+    task = make_task(data_model, task_cfg, rng=np.random.default_rng([seed, *key, 2, trial]), tokens=tokens)
+    gate = info["gate"]
+    quality = {"tv": gate["tv"], "tv_first": gate["tv_first"], "mlm_loss": gate["mlm_loss"],
+               "exact_loss": gate["exact_loss"], "loss_gap": gate["loss_gap"], "passed": gate["passed"],
+               "threshold": gate["threshold"], "steps": info["steps"], "budget": info["budget"],
+               "stopped": info["stopped"], "history": info["gate_history"]}
+    records = []
+    for model_name, method in spec["methods"]:
+        t0 = time.perf_counter()
+        acc = tune(backbones[model_name], task, method, tune_cfg, seed=1000 * seed + trial, progress=progress)
+        records.append({
+            "experiment": spec["experiment"], **spec["setting"], "trial": trial, "model": model_name,
+            "method": method, "accuracy": acc["test"], "val_accuracy": acc["val"], "train_accuracy": acc["train"],
+            "majority": task.majority_accuracy("test"), "redraws": task.redraws,
+            "gate_tv": round(gate["tv"], 6), "gate_tv_first": round(gate["tv_first"], 6),
+            "mlm_loss": round(gate["mlm_loss"], 6), "exact_loss": round(gate["exact_loss"], 6),
+            "loss_gap": round(gate["loss_gap"], 6), "gate_passed": gate["passed"],
+            "pretrain_steps": info["steps"], "pretrain_stopped": info["stopped"],
+            "pretrain_seconds": round(info["seconds"], 2), "pretrain_cached": info["cached"],
+            "seconds": round(time.perf_counter() - t0, 3)})
+    return {"key": job_key(spec), "records": records, "quality": quality,
+            "pretrain": {"final_loss": info["final_loss"], "unigram_entropy": info["unigram_entropy"],
+                         "seconds": info["seconds"], "cached": info["cached"]},
+            "seconds": time.perf_counter() - t_job}
+
+
+def run_job_safely(spec: dict, progress: bool = False) -> dict:
+    """:func:`run_job`, with any failure returned as ``{"key", "error", "traceback"}`` instead of
+    raised, so one failed job never loses the others."""
+    try:
+        return run_job(spec, progress=progress)
+    except Exception as exc:   # noqa: BLE001 - reported per job, the sweep goes on
+        return {"key": job_key(spec), "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(limit=8)}

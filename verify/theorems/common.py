@@ -1,0 +1,287 @@
+"""Helpers shared by the ``verify`` subcommands: argument parsing of sequences and modes."""
+
+from __future__ import annotations
+
+import re
+
+from ...models.exceptions import InputError, InstanceFileError, SequenceError
+
+__all__ = ["parse_sequence", "MODES", "load_task_instance", "settle_verdict", "label_counts",
+           "check_work", "check_theorem_flags", "check_out_path", "check_out_dir", "MAX_SECONDS",
+           "MAX_TOKENS"]
+
+MODES = ("exact", "certified", "float")
+
+
+def parse_sequence(text: str, num_tokens: int, *, name: str = "--seq") -> list[int]:
+    """Tokens from ``"0 3 1 2"`` (spaces, commas or newlines).
+
+    Raises:
+        SequenceError: empty text, non-integers, or tokens outside ``0..num_tokens-1``.
+    """
+    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
+    if not parts:
+        raise SequenceError(f"{name}: expected tokens such as \"0 3 1 2\", found nothing")
+    tokens = []
+    for pos, p in enumerate(parts):
+        if len(p) > 12 or not re.fullmatch(r"[+-]?\d+", p):
+            shown = p if len(p) <= 24 else p[:20] + "..."
+            raise SequenceError(f"{name}: {shown!r} at position {pos} is not an integer token in 0..{num_tokens - 1}")
+        z = int(p)
+        if not 0 <= z < num_tokens:
+            raise SequenceError(f"{name}: token {z} at position {pos} is outside the vocabulary "
+                                f"0..{num_tokens - 1}")
+        tokens.append(z)
+    return tokens
+
+
+def load_task_instance(path, theorem_id: str, *, memory: bool):
+    """An exact instance for a theorem, from a file path or an instance object: the right kind
+    (vanilla or memory HMM) with a task.
+
+    Raises:
+        InputError: the wrong kind for the theorem, or a float instance object;
+        InstanceFileError: no ``mu``.
+    """
+    from ...models.hmm.values import HMM, MemoryHMM
+    from ...models.hmm.files import load_instance
+
+    if isinstance(path, (HMM, MemoryHMM)):
+        model, path = path, "the instance"
+        if not model.exact:
+            raise InputError("the instance has float entries; theorem checks are exact: convert it "
+                             "explicitly first (rationalize=THRESHOLD here, or "
+                             "headprompt.models.hmm.rationalize.rationalize(model))")
+    else:
+        model = load_instance(path, exact=True)
+    if not isinstance(model, MemoryHMM if memory else HMM):
+        found, other = ("hmm", "3.3 or 3.6") if memory else ("memory-hmm", "4.3, 4.6 or C.6")
+        raise InputError(f"{path}: Theorem {theorem_id} is about {'memory-augmented' if memory else 'vanilla'} "
+                         f"HMMs, found kind {found!r} (use theorem {other})")
+    if model.mu is None:
+        raise InstanceFileError(f"{path}: the instance has no task vector \"mu\"; add one to check a theorem")
+    return model
+
+
+def settle_verdict(report: dict, *, witness_given: bool, failed: dict, construction_error: str | None) -> dict:
+    """Set ``report["verdict"]`` (SPEC section 4) and return the failed assumptions.
+
+    A user's witness is judged alone (``verified`` or ``refuted``); otherwise a failed
+    assumption or a construction that could not be built gives ``assumptions-fail`` (the
+    construction error then counts as the failure when no assumption check failed)."""
+    if witness_given or not (failed or construction_error):
+        report["verdict"] = "refuted" if report["counterexample"] else "verified"
+        return failed
+    report["verdict"] = "assumptions-fail"
+    if construction_error and not failed:
+        failed = {"construction": {"holds": False, "why": construction_error}}
+    report["failed"] = sorted(failed)
+    return failed
+
+
+def label_counts(expected) -> dict:
+    """The honest-verdict fields of a report (SPEC section 4) from the ``F*`` labels of the
+    sequences that count (memory theorems: those in ``R``): ``labels`` ``{"0": n0, "1": n1}``
+    and ``vacuous``, true when a label never occurs (or nothing counts), so that the check
+    could not have failed on it.
+
+    >>> label_counts([1, 1, 0])
+    {'labels': {'0': 1, '1': 2}, 'vacuous': False}
+    >>> label_counts([])["vacuous"]
+    True
+    """
+    ones = sum(1 for e in expected if e == 1)
+    zeros = sum(1 for e in expected if e == 0)
+    return {"labels": {"0": zeros, "1": ones}, "vacuous": zeros == 0 or ones == 0}
+
+
+# ---------------------------------------------------------------- work limits (SPEC section 2)
+
+MAX_SECONDS = 600
+"""What ``verify theorem`` accepts must finish: estimated seconds above this are refused."""
+
+MAX_TOKENS = 20_000_000
+"""Sampled sequences x length (the sampled pool is held in memory)."""
+
+MAX_FLOAT_ENTRIES = 50_000_000
+"""Float memory checks hold ``[sequences, length, lifted states]`` arrays (8 bytes each)."""
+
+# seconds per unit of work, measured on one core of the reference machine (2026-11). Exact
+# checks (``--mode exact``) cost about |sequences| x length x states^2 x (1 + length/64)
+# big-integer operations (backward messages over the hidden or lifted states, whose integers
+# grow with the length); certified mode decides in float with proven error bounds (exact only
+# near ties), so it pays the float costs alone. The adversarial search of vanilla checks costs
+# about 600 |X| |H| length float operations (1.3 s at |X| = 10, |H| = 25, length 256).
+_EXACT_RATE = {"hmm": 5e-8, "memory-hmm": 1e-7}
+_ADVERSARIAL_RATE = 5e-8
+_FLOAT_RATE = 1e-9          # per sequence, position and states^2: the float kernels (certified, float)
+
+AUTO_CERTIFIED_MAX_LENGTH = 256
+"""Without ``--mode``, certified arithmetic replaces exact only up to this length: on far longer
+sequences some message entries fall below the underflow guard and whole batches go back to
+exact arithmetic (:func:`check_fallback`)."""
+
+
+def exact_seconds(sequences: int, length: int, states: int, *, memory: bool = False) -> float:
+    """The estimated time of exact checks of ``sequences`` sequences of ``length`` tokens."""
+    rate = _EXACT_RATE["memory-hmm" if memory else "hmm"]
+    return rate * sequences * length * states * states * (1 + length / 64)
+
+
+def check_fallback(sequences: int, length: int, states: int, *, memory: bool = False) -> None:
+    """Refuse an exact fallback batch (sequences the certified bound could not decide) that
+    would run past :data:`MAX_SECONDS`, instead of starting it.
+
+    Raises:
+        LimitError: naming the batch, the estimate and the way forward.
+    """
+    from ...models.exceptions import LimitError
+
+    seconds = exact_seconds(sequences, length, states, memory=memory)
+    if seconds > MAX_SECONDS:
+        raise LimitError(f"{sequences} sequences of length {length} could not be decided by the certified bound "
+                         f"(their messages come too close to underflow) and redoing them exactly would take about "
+                         f"{seconds / 60:.0f} minutes (estimate); the limit is {MAX_SECONDS // 60} minutes "
+                         "(use a shorter --length or fewer --samples)")
+
+
+def check_work(args, model) -> tuple[str, str | None]:
+    """Refuse, before any sampling or checking, a ``verify theorem`` run that cannot finish:
+    the sampled pool beyond :data:`MAX_TOKENS`, a float memory check beyond
+    :data:`MAX_FLOAT_ENTRIES`, or an estimated time beyond :data:`MAX_SECONDS`.
+
+    Returns ``(mode, note)``: the arithmetic mode to run, ``args.mode`` when given; without
+    one, ``"exact"``, or ``"certified"`` (a proof as well) when exact arithmetic would exceed
+    the limit and certified would not, with ``note`` saying why (else ``None``).
+
+    Raises:
+        LimitError: naming the sizes, the estimate and the limit, and the way forward.
+    """
+    from ...models.exceptions import LimitError
+    from ...models.hmm.values import MemoryHMM
+
+    memory = isinstance(model, MemoryHMM)
+    states = model.lift().num_states if memory else model.num_states
+    X = model.num_tokens
+    exhaustive = bool(getattr(args, "exhaustive", False))
+    length = args.length if args.length is not None else (4 if exhaustive else 8)
+    if exhaustive:
+        count, power = 0, 1
+        for _ in range(length):
+            power *= X
+            count += power
+            if count > 10**12:
+                break
+        what = f"--exhaustive --length {length} ({count if count <= 10**12 else 'more than 10^12'} sequences over {X} tokens)"
+        how = "a shorter --length, or sampled sequences (--samples N without --exhaustive)"
+    else:
+        count = int(args.samples or 0) + 200 + X * X
+        if (args.samples or 0) * length > MAX_TOKENS:
+            raise LimitError(f"--samples {args.samples} x --length {length} = {args.samples * length} sampled tokens; "
+                             f"the limit is {MAX_TOKENS} (use fewer --samples or a shorter --length)")
+        what = f"--samples {args.samples} at --length {length}"
+        how = "fewer --samples or a shorter --length"
+    mode = args.mode
+    if mode == "float" and memory and count * length * states > MAX_FLOAT_ENTRIES:
+        raise LimitError(f"{what} on a lifted chain of {states} states needs {count * length * states} float "
+                         f"entries; the limit is {MAX_FLOAT_ENTRIES} (use {how})")
+    base = 0.0
+    if not exhaustive and not memory:
+        base += _ADVERSARIAL_RATE * 600 * X * states * length
+    exact_total = base + exact_seconds(count, length, states, memory=memory)
+    float_total = base + _FLOAT_RATE * count * length * states * states
+    note = None
+    if mode is None:                  # certified mode decides in float with proven bounds
+        mode = ("exact" if exact_total <= MAX_SECONDS or float_total > MAX_SECONDS
+                or length > AUTO_CERTIFIED_MAX_LENGTH else "certified")
+        if mode == "certified":
+            note = (f"certified: exact arithmetic would take about {exact_total / 60:.0f} minutes "
+                    f"(estimate; the limit is {MAX_SECONDS // 60}), and certified verdicts are proofs as "
+                    "well (give --mode exact to insist)")
+    seconds = exact_total if mode == "exact" else float_total
+    if seconds > MAX_SECONDS:
+        kind = "lifted" if memory else "hidden"
+        raise LimitError(f"{what} on {states} {kind} states would take about {seconds / 60:.0f} minutes "
+                         f"(estimate); the limit is {MAX_SECONDS // 60} minutes (use {how}"
+                         + (", or --mode certified (still a proof)"
+                            if mode == "exact" and length <= AUTO_CERTIFIED_MAX_LENGTH
+                            and float_total <= MAX_SECONDS else "") + ")")
+    return mode, note
+
+
+def check_out_path(path: str | None, *, flag: str = "--out") -> None:
+    """Refuse an output path that cannot be written, before any work: a directory, a missing
+    or unwritable parent directory, or an existing file without write permission.
+
+    Raises:
+        InputError: naming the path and the problem.
+    """
+    import os
+
+    if path is None:
+        return
+    if path == "":
+        raise InputError(f"{flag}: expected a file path, found an empty string")
+    if os.path.isdir(path):
+        raise InputError(f"{flag} {path}: is a directory; give the path of a file to write")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise InputError(f"{flag} {path}: the directory {parent} does not exist")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise InputError(f"{flag} {path}: the file is not writable")
+    if not os.path.exists(path) and not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{flag} {path}: cannot create a file in {parent} (no write permission)")
+
+
+def check_theorem_flags(args, *, defaults: dict) -> None:
+    """Refuse flags that do not apply to the request, naming the flag (never a default the
+    user did not type), then fill in the defaults of the flags left out.
+
+    Sizes apply to generated instances only (an instance file fixes them); ``--memory`` and
+    ``--cells`` to memory theorems only; ``--samples`` not with ``--exhaustive``.
+
+    Raises:
+        InputError: the first flag that does not apply.
+    """
+    from .registry import theorem_spec
+
+    spec = theorem_spec(args.id)
+    typed = {flag: getattr(args, flag.lstrip("-"), None) for flag in ("--hidden", "--vocab", "--memory", "--cells")}
+    typed = {flag: v for flag, v in typed.items() if v is not None}
+    if not spec.memory:
+        for flag in ("--memory", "--cells"):
+            if flag in typed:
+                raise InputError(f"{flag} does not apply to Theorem {spec.id} (a vanilla HMM has no memory); "
+                                 "drop it, or use theorem 4.3, 4.6 or C.6")
+    if getattr(args, "hmm", None) and typed:
+        flag = next(iter(typed))
+        raise InputError(f"{flag} does not apply with --hmm: the instance file fixes the sizes; drop {flag}")
+    if getattr(args, "exhaustive", False) and getattr(args, "samples", None) is not None:
+        raise InputError("--samples does not apply with --exhaustive (every sequence of length 1..T is "
+                         "checked); drop one of them")
+    seed = getattr(args, "seed", 0)
+    if seed is not None and seed < 0:
+        raise InputError(f"--seed {seed}: expected a nonnegative integer")
+    for name, value in defaults.items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, value)
+
+
+def check_out_dir(path: str, *, flag: str = "--out") -> None:
+    """Refuse an output directory that cannot be used, before any work: an existing path that
+    is not a directory, or a directory (or the nearest existing parent) without write access.
+
+    Raises:
+        InputError: naming the path and the problem.
+    """
+    import os
+
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise InputError(f"{flag} {path}: exists and is not a directory; give a directory path")
+    probe = os.path.abspath(path)
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        raise InputError(f"{flag} {path}: {probe} is a file, so the directory cannot be created")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"{flag} {path}: {probe} is not writable")

@@ -1,0 +1,104 @@
+"""Typed requests of the report layer: what ``verify theorem`` is asked to do, as a frozen
+dataclass validated once. The CLI builds one from its arguments; ``headprompt.check`` builds one
+from keyword arguments; the report builders read nothing else (STYLE 8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from types import SimpleNamespace
+from typing import Any
+
+from ...models.exceptions import InputError
+
+from .common import check_theorem_flags
+from .registry import theorem_spec
+
+__all__ = ["TheoremRequest", "MODES", "SIZE_LIMITS"]
+
+MODES = ("exact", "certified", "float")
+
+# option -> (smallest, largest) accepted value; decided before any work (SPEC section 2)
+DEFAULTS = {"vocab": 10, "samples": 10_000}
+"""Defaults filled in after the options that do not apply were refused (an option left out is
+``None`` until then, so a default is never blamed on the user)."""
+
+SIZE_LIMITS = {"hidden": (1, 1000), "vocab": (1, 1000), "samples": (0, 1_000_000), "length": (1, 4096),
+               "memory": (1, 64), "cells": (1, 8)}
+
+
+@dataclass(frozen=True)
+class TheoremRequest:
+    """The inputs of one theorem check (SPEC section 4, ``verify theorem``).
+
+    ``hmm`` is the path of an instance file, ``model`` an instance object (Python API); with
+    neither, an instance of the requested sizes is generated from ``seed``. ``witness`` is the
+    path of a witness file (the given head and prompt are then checked instead of the
+    constructed ones). ``mode`` ``None`` (the default) is exact arithmetic, or certified
+    arithmetic where exact would exceed the time limit (:func:`verify.common.check_work`).
+    ``out`` saves the checked instance with its witness. ``rationalize``
+    (a pruning threshold) converts a float instance to an exact one explicitly and reports
+    how far it moved (:func:`headprompt.models.hmm.rationalize.rationalize`).
+
+    Raises:
+        InputError: an unknown theorem or mode, a size outside :data:`SIZE_LIMITS`, both
+            ``hmm`` and ``model``, or a negative seed.
+    """
+
+    id: str
+    hidden: int | None = None
+    vocab: int | None = None
+    memory: int | None = None
+    cells: int | None = None
+    seed: int = 0
+    hmm: str | None = None
+    model: Any = None
+    witness: str | None = None
+    samples: int | None = None
+    exhaustive: bool = False
+    length: int | None = None
+    mode: str | None = None
+    out: str | None = None
+    rationalize: float | None = None
+
+    def __post_init__(self) -> None:
+        theorem_spec(self.id)
+        if self.mode is not None and self.mode not in MODES:
+            raise InputError(f"mode {self.mode!r}: expected one of {', '.join(MODES)}")
+        if self.hmm is not None and self.model is not None:
+            raise InputError("give an instance file (hmm) or an instance object (model), not both")
+        if self.rationalize is not None and self.hmm is None and self.model is None:
+            raise InputError("rationalize: converts a given float instance (hmm or model); a generated "
+                             "instance is exact already")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise InputError(f"--seed {self.seed!r}: expected a nonnegative integer")
+        for name, (lo, hi) in SIZE_LIMITS.items():
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi):
+                raise InputError(f"--{name} {value!r}: expected an integer in {lo}..{hi}")
+        # options that do not apply (sizes with a given instance, memory sizes on a vanilla
+        # theorem, samples with exhaustive) are refused by name; then the defaults are filled in
+        given = SimpleNamespace(**{f.name: getattr(self, f.name) for f in fields(self)})
+        given.hmm = self.hmm or (None if self.model is None else "the instance")
+        check_theorem_flags(given, defaults=DEFAULTS)
+        for name in DEFAULTS:
+            object.__setattr__(self, name, getattr(given, name))
+
+    @classmethod
+    def from_options(cls, theorem_id: str, **options: Any) -> "TheoremRequest":
+        """A request from keyword options named as the CLI's flags (``mode``, ``samples``,
+        ``length``, ``exhaustive``, ``seed``, ``witness``, ``hidden``, ...).
+
+        Raises:
+            InputError: an unknown option (named with ``!r``) or an invalid value.
+        """
+        known = {f.name for f in fields(cls)} - {"id"}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise InputError(f"unknown option {unknown[0]!r}: expected one of {', '.join(sorted(known))}")
+        return cls(id=str(theorem_id), **options)
+
+    @classmethod
+    def from_namespace(cls, args: Any) -> "TheoremRequest":
+        """A request from parsed command-line arguments (attributes named as the fields)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in vars(args).items() if k in known})

@@ -1,0 +1,372 @@
+"""Orchestration and rendering of ``verify theorem 3.3 | 3.6`` (and the shared renderer)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from ....constructions import witnesses
+from ....constructions.vanilla import PromptWitness, theorem_33_witness, theorem_36_witness
+from ....models.exceptions import ConstructionError, InputError, InternalError
+from ....models.generate.generators import full_rank_hmm, prompt_friendly_hmm
+from ....models.hmm.values import HMM
+from ....models.hmm.files import save_instance
+from ....models.hmm.rational import format_array, format_fraction
+
+from ...evidence import sequences as seqs
+from ...evidence.certificates import (check_no_linear_head_certificate, find_no_linear_head_certificate,
+                           prompt_family_certificates)
+from .check import check_sequences, decide_direct, identity_check
+from ...render import progress_bar
+from ...api import DETAILS
+from ..common import check_work, label_counts, load_task_instance, settle_verdict
+from ..rationalized import rationalized_source
+from ..registry import check_assumptions
+from ...evidence.robustness import robustness_block
+
+__all__ = ["theorem", "load_or_generate", "read_witness", "render", "counterexample_for",
+           "no_basis_set_evidence"]
+
+CROSS_CHECKS = 30
+
+
+def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
+    """The instance to check, and the ``instance`` block of the report."""
+    given = getattr(args, "model", None)
+    if args.hmm or given is not None:
+        source, conversion = rationalized_source(args.hmm or given, getattr(args, "rationalize", None))
+        model = load_task_instance(source, theorem_id, memory=False)
+        instance = {"hidden": model.num_states, "vocab": model.num_tokens, "seed": args.seed,
+                    "source": args.hmm or "object"}
+        if conversion is not None:
+            instance["rationalized"] = conversion.to_dict()
+            instance["_conversion"] = conversion            # popped by theorem()
+        return model, instance
+    hidden = 25 if args.hidden is None else args.hidden
+    rng = np.random.default_rng(args.seed)
+    if theorem_id == "3.3" and hidden <= args.vocab:
+        model, info = full_rank_hmm(hidden, args.vocab, rng=rng)
+        how = "generated to satisfy Assumptions 3.1 and 3.2: " + info["recipe"]
+    else:
+        if args.vocab < 2:
+            raise InputError(f"--vocab {args.vocab}: Theorem {theorem_id} instances need at least 2 tokens")
+        model, info = prompt_friendly_hmm(hidden, args.vocab, rng=rng)
+        how = "generated to satisfy Assumptions 3.2 and 3.5: " + info["recipe"]
+        if theorem_id == "3.3":
+            how += f" (no instance can satisfy Assumption 3.1 with |H| = {hidden} > |X| = {args.vocab})"
+    return model, {"hidden": hidden, "vocab": args.vocab, "seed": args.seed, "source": "generated",
+                   "how": how, "tie_sequence": info.get("tie_sequence"),
+                   "label_shares": info.get("label_shares")}
+
+
+def read_witness(path: str, theorem_id: str, hmm: HMM):
+    """A witness file (SPEC section 3) as a witness object, validated against the instance
+    (:func:`headprompt.constructions.witnesses.read_witness`, the one reader)."""
+    return witnesses.read_witness(path, theorem_id, hmm)[0]
+
+
+def _sequence_set(args, hmm: HMM, extra=()):
+    rng = np.random.default_rng(args.seed + 1)
+    if args.exhaustive:
+        length = 4 if args.length is None else args.length
+        return seqs.exhaustive(hmm.num_tokens, length), "exhaustive", length
+    length = 8 if args.length is None else args.length
+    pool = seqs.sampled(hmm, args.samples, length, rng=rng) if args.samples else []
+    adv = seqs.adversarial(hmm, 200, length, rng=rng)
+    return list(dict.fromkeys(pool + adv + [tuple(e) for e in extra])), "sampled", length
+
+
+def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0,
+                       construction_error: str | None = None) -> dict | None:
+    """Concrete evidence for a failed assumption."""
+    if "3.1" in failed:
+        pool = seqs.exhaustive(hmm.num_tokens, 2)
+        cert = find_no_linear_head_certificate(hmm, pool)
+        if cert is None:
+            pool = pool + seqs.sampled(hmm, 2000, 6, rng=np.random.default_rng(seed + 7))
+            cert = find_no_linear_head_certificate(hmm, pool)
+        if cert is None:
+            return {"kind": "none-found", "what": "Assumption 3.1 fails; conclusion not refuted within "
+                    f"this search ({len(pool)} sequences: no Motzkin certificate, so some linear head "
+                    "may fit them all)"}
+        ok, why = check_no_linear_head_certificate(hmm, cert)
+        cert["checked"] = ok
+        cert["what"] = ("no linear head b can give F*(x) = 1(b . G_1(x') >= 0) on these sequences: " + why
+                        if ok else f"certificate failed its own check: {why}")
+        return cert
+    if "3.5" in failed:
+        return no_basis_set_evidence(hmm, failed["3.5"], seed=seed)
+    if "3.2" in failed:
+        evidence = {k: v for k, v in failed["3.2"].items() if k not in ("holds", "why")}
+        if construction_error:
+            return {"kind": "construction-breaks", "what": construction_error, "evidence": evidence,
+                    "construction": _relaxed_construction(hmm, theorem_id)}
+        return {"kind": "construction-survives",
+                "what": f"Assumption 3.2 fails ({failed['3.2']['why']}), but the construction only "
+                        "divides by P[H_0] and P[H_1] (and c on H*), which are positive where needed here; "
+                        "the witness was built and checked anyway (see sequences)",
+                "evidence": evidence}
+    if construction_error:
+        return {"kind": "construction-breaks", "what": construction_error}
+    return None
+
+
+EVIDENCE_SEQUENCES = 200        # exhaustive short sequences for construction-level evidence
+FAMILY_SECONDS = 3.0            # time budget of the per-B certificates in a report
+
+
+def _short_sequences(num_tokens: int, limit: int = EVIDENCE_SEQUENCES) -> list[tuple[int, ...]]:
+    L = 1
+    while L < 3 and sum(num_tokens ** k for k in range(1, L + 2)) <= limit:
+        L += 1
+    return seqs.exhaustive(num_tokens, L)
+
+
+def _given_prompt_evidence(hmm: HMM, u) -> dict:
+    """For a refuted user prompt: is the prompt itself hopeless? A Motzkin certificate (checked
+    exactly) that no linear head works with ``u`` on the short sequences, or a note that some
+    head may work with it (only ``b`` was wrong)."""
+    pool = _short_sequences(hmm.num_tokens)
+    cert = find_no_linear_head_certificate(hmm, pool, prompt=list(u))
+    if cert is None:
+        return {"kind": "none-found", "what": f"no certificate on the {len(pool)} short sequences: some linear "
+                                              "head may work with this prompt (the given b is what fails)"}
+    ok, why = check_no_linear_head_certificate(hmm, cert)
+    cert["checked"] = ok
+    cert["what"] = f"no linear head works with this prompt u: {why}" if ok else f"certificate failed its check: {why}"
+    return cert
+
+
+def _relaxed_construction(hmm: HMM, theorem_id: str) -> dict:
+    """The paper's recipe applied anyway (pseudo-inverses; ``constructions/relaxed.py``),
+    checked exactly on every short sequence: what breaks, not only that a step is undefined."""
+    from ...evidence.explore import construction_check
+
+    pool = _short_sequences(hmm.num_tokens)
+    chk = construction_check(hmm, theorem_id, pool)
+    d = chk["disagreement"]
+    what = (f"{chk['how']}: disagrees with F* on {d['sequence']} (F* = {d['expected']}, F = {d['got']}; "
+            "checked exactly)" if d is not None else
+            f"{chk['how']}: agrees with F* on all {chk['checked']} short sequences checked")
+    return {"how": chk["how"], "checked": chk["checked"], "agree": chk["agree"], "labels": chk["labels"],
+            "disagreement": d, "what": what}
+
+
+def no_basis_set_evidence(hmm: HMM, failed35: dict, *, seed: int = 0, search: bool = False,
+                          search_steps: int = 150, progress=None) -> dict:
+    """Construction-level evidence when Assumption 3.5 fails (in seconds): the paper's recipe
+    applied without the assumption (``constructions/relaxed.py``) checked exactly on every
+    short sequence, a certificate that no linear head works with its prompt, and certificates
+    for the prompt family ``u = 1_B`` within a time budget. ``search`` adds the numerical
+    search of :mod:`verify.search` (opt-in; minutes on large instances)."""
+    from ...evidence.explore import construction_check
+
+    pool = _short_sequences(hmm.num_tokens)
+    chk = construction_check(hmm, "3.6", pool)
+    w = chk["witness"]
+    construction = {"how": chk["how"], "B": list(w.B), "H_star": list(w.H_star), "u": format_array(w.u),
+                    "b": format_array(w.b), "checked": chk["checked"], "agree": chk["agree"],
+                    "labels": chk["labels"], "disagreement": chk["disagreement"],
+                    "sequences": f"every sequence of length <= {max(len(s) for s in pool)}"}
+    cert = find_no_linear_head_certificate(hmm, pool, prompt=list(w.u))
+    if cert is not None:
+        ok, why = check_no_linear_head_certificate(hmm, cert)
+        cert["checked"] = ok
+        cert["what"] = (f"no linear head works with the construction's prompt u = 1_B, B = {list(w.B)}: " + why
+                        if ok else f"certificate failed its own check: {why}")
+    family = prompt_family_certificates(hmm, pool, first=tuple(w.B), seconds=FAMILY_SECONDS)
+    parts = [failed35["why"]]
+    if chk["disagreement"] is not None:
+        d = chk["disagreement"]
+        parts.append(f"the paper's recipe without the assumption gives a prompt and head that disagree with F* on "
+                     f"{d['sequence']} (F* = {d['expected']}, F = {d['got']}; checked exactly)")
+    else:
+        parts.append(f"the paper's recipe without the assumption still agrees with F* on all {chk['checked']} "
+                     "short sequences checked")
+    if cert is not None and cert["checked"]:
+        parts.append("an exact certificate shows that no linear head works with its prompt")
+    parts.append(family["what"])
+    out = {"kind": "no-basis-set", "what": "; ".join(parts), "blocking_states": failed35.get("blocking", []),
+           "construction": construction, "prompt_certificate": cert, "prompt_family": family,
+           "statement_refuted_for_family": bool(family["all"])}
+    if search:
+        from ...evidence.search import optimize_prompt_and_head
+
+        out["search"] = optimize_prompt_and_head(hmm, samples=1000, steps=search_steps, seed=seed, progress=progress)
+    else:
+        out["search"] = None
+        out["search_hint"] = ("a numerical search over every prompt u in [0, 1]^|H| is opt-in: "
+                              "verify counterexample 3.6 --hmm FILE --search")
+    return out
+
+
+def theorem(args) -> dict:
+    """The report dict of ``verify theorem 3.3|3.6`` (SPEC section 4)."""
+    tid = args.id
+    hmm, instance = load_or_generate(args, tid)
+    conversion = instance.pop("_conversion", None)
+    mode, mode_note = check_work(args, hmm)
+    results = check_assumptions(hmm, tid)
+    sets = results.get("3.5", {}).pop("_sets", None)
+    failed = {k: v for k, v in results.items() if not v["holds"]}
+    report = {"theorem": tid, "verdict": None, "mode": mode, **({"mode_note": mode_note} if mode_note else {}),
+              "certified": mode != "float",
+              "instance": instance, "assumptions": results, "witness": None, "identity": None,
+              "sequences": None, "labels": None, "vacuous": None, "counterexample": None}
+    witness, construction_error = None, None
+    if args.witness:
+        witness = read_witness(args.witness, tid, hmm)
+    else:
+        try:
+            witness = theorem_33_witness(hmm) if tid == "3.3" else theorem_36_witness(hmm, sets if sets and sets.found else None)
+        except ConstructionError as exc:
+            construction_error = str(exc)
+    if witness is not None:
+        report["witness"] = {k: format_array(np.asarray(v, dtype=object)) for k, v in witness.as_dict().items()
+                             if k != "theorem"}
+        if isinstance(witness, PromptWitness) and not args.witness:
+            report["witness"]["H_star"] = list(witness.H_star)
+            report["witness"]["B"] = list(witness.B)
+        u = getattr(witness, "u", None)
+        report["identity"] = identity_check(hmm, tid, witness.b, u)
+        lam = report["identity"].pop("lambda")
+        if lam is not None:
+            report["identity"]["lambda"] = format_fraction(lam)
+        extra = [instance["tie_sequence"]] if instance.get("tie_sequence") else []
+        sequences, how, length = _sequence_set(args, hmm, extra)
+        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False))
+        res = check_sequences(hmm, tid, witness.b, u, sequences, mode=mode, lam=lam, progress=tick)
+        if bar is not None:
+            bar.close()
+        report.update(label_counts(res.expected_labels))
+        _cross_check(hmm, tid, witness, sequences, mode, res)
+        report["sequences"] = {"checked": res.checked, "agree": res.agree, "in_R": res.checked,
+                               "length": length, "how": how, "ties": res.ties,
+                               "outside_support": res.outside_support, "zero_norm": res.zero_norm,
+                               "identity_agree": res.identity_agree if mode != "float" else None,
+                               "exact_fallbacks": res.exact_fallbacks,
+                               "decided_by": dict(res.decided_by),
+                               "certified": mode != "float"}
+        if res.first_disagreement is not None:
+            d = res.first_disagreement
+            report["counterexample"] = {"kind": "disagreement", "sequence": list(d.sequence),
+                                        "expected": d.expected, "got": d.got}
+            if mode == "float":                  # say whether the float disagreement is real
+                f_star, f, possible = decide_direct(hmm, tid, witness.b, u, d.sequence)
+                report["counterexample"]["exact_check"] = {
+                    "expected": f_star, "got": f, "disagrees": bool(possible and f_star != f)}
+            if args.witness and tid == "3.6":
+                report["prompt_evidence"] = _given_prompt_evidence(hmm, u)
+        elif mode != "float":
+            report["robustness"] = robustness_block(hmm, tid, witness.b, u, sequences, rationalization=conversion)
+    failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
+                            construction_error=construction_error)
+    if report["verdict"] == "assumptions-fail":
+        evidence = counterexample_for(hmm, tid, failed, seed=args.seed, construction_error=construction_error)
+        report["counterexample"] = report["counterexample"] or evidence
+        if report["counterexample"] is not evidence and evidence is not None:
+            report["assumption_evidence"] = evidence
+        if construction_error:
+            report["construction"] = construction_error
+    if args.out:
+        save_instance(hmm, args.out, witness=None if witness is None else witness.as_dict(),
+                      meta={"theorem": tid, "instance": instance})
+    # what TheoremReport.to_frame needs; verify.api.run_theorem takes it out of the dict
+    report[DETAILS] = {"model": hmm, "witness": witness,
+                       "sequences": sequences if witness is not None else []}
+    return report
+
+
+def _cross_check(hmm, tid, witness, sequences, mode, res) -> None:
+    """Recompute a random sample of verdicts the slow, general way (``ie.gbar`` on the actual
+    embedding sequence, ``ie.posterior_h0``); a mismatch is an internal error, never hidden.
+    Thirty sequences, fewer above 100 hidden states (each costs |H|^2 big-integer work)."""
+    if mode == "float":
+        return
+    count = CROSS_CHECKS if hmm.num_states <= 100 else max(5, CROSS_CHECKS * 100 // hmm.num_states)
+    sample = random.Random(0).sample(sequences, min(count, len(sequences)))
+    fast = check_sequences(hmm, tid, witness.b, getattr(witness, "u", None), sample, keep=True)
+    for d in fast.decisions:
+        f_star, f, possible = decide_direct(hmm, tid, witness.b, getattr(witness, "u", None), d.sequence)
+        if (f_star, f) != (d.expected, d.got):
+            raise InternalError(f"fast and direct checks differ on {list(d.sequence)}")
+
+
+def render(result: dict) -> None:
+    """A readable report of a theorem result dict."""
+    from ...render import console, print_header, print_labels
+
+    out = console()
+    print_header(out, result)
+    w = result.get("witness")
+    if w:
+        parts = [f"{k}: {len(v)} entries" if isinstance(v, list) else f"{k}: {v}" for k, v in w.items()]
+        out.print("witness: " + "; ".join(parts))
+        if "H_star" in w:
+            out.print(f"  H* = {w['H_star']}, B = {w['B']}")
+    if result.get("identity"):
+        idt = result["identity"]
+        out.print(f"identity: {'holds' if idt['holds'] else 'does not hold'}: {idt['what']}")
+    s = result.get("sequences")
+    if s:
+        out.print(f"sequences ({s['how']}, length <= {s['length']}): {s['agree']}/{s['checked']} agree with F*"
+                  + (f", {s['in_R']} in R" if result["theorem"] not in ("3.3", "3.6") else "")
+                  + f"; ties mu.p = 0: {s.get('ties', 0)}; outside supp(P[X]): {s.get('outside_support', 0)}"
+                  + ("" if s.get("certified", True) else " [uncertified float verdicts]")
+                  + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
+                     if s.get("decided_by") else ""))
+    print_labels(out, result)
+    rob = result.get("robustness")
+    if rob and rob.get("radius") is not None:
+        out.print(f"robustness: smallest margin |b . g| = {rob['min_margin']:.3g}, radius {rob['radius']:.3g} "
+                  f"(sup norm: every verdict holds for any read-out within it)"
+                  + (f"; {rob['zero_margin_sequences']} tie(s) with margin 0" if rob.get("zero_margin_sequences") else ""))
+        if "transfer" in rob:
+            t = rob["transfer"]
+            out.print(f"  carries over to the given float model, proven, on {t['agreement_carries']} of "
+                      f"{t['sequences']} sequences (change bound inside both margins)")
+    ce = result.get("counterexample")
+    if ce:
+        out.print(f"[bold]counterexample[/bold] ({ce['kind']}):")
+        if ce["kind"] == "disagreement":
+            out.print(f"  sequence {ce['sequence']}: F*(x) = {ce['expected']} but F(x) = {ce['got']}")
+            if "exact_check" in ce:
+                ex = ce["exact_check"]
+                out.print("  checked exactly: " + ("a real disagreement" if ex["disagrees"] else
+                          f"NOT a disagreement (exact F*(x) = {ex['expected']}, F(x) = {ex['got']}); "
+                          "the float verdict was wrong"))
+        elif ce["kind"] == "no-linear-head":
+            out.print(f"  {len(ce['sequences'])} sequences {ce['sequences']} with labels {ce['labels']}")
+            out.print(f"  {ce['what']}")
+            for name in ("y", "z"):
+                vals = ce["certificate"][name]
+                shown = [v if len(v) <= 12 else f"<{len(v)}-digit integer>" for v in vals]
+                out.print(f"  {name} = [{', '.join(shown)}]")
+            out.print("  (--json prints every exact value and the features G_1(x'_k); "
+                      f"certificate checked independently: {ce.get('checked')})")
+        else:
+            out.print(f"  {ce.get('what', '')}")
+            if ce["kind"] == "no-basis-set":
+                c = ce["construction"]
+                out.print(f"  construction: {c['how']}")
+                out.print(f"    B = {c['B']}, H* = {c['H_star']}: agrees with F* on {c['agree']}/{c['checked']} "
+                          f"sequences ({c['sequences']}; labels {c['labels']})")
+                fam = ce["prompt_family"]
+                out.print(f"  prompt family u = 1_B: {fam['certified']} of {fam['subsets']} B certified "
+                          f"({fam['covered']} tried)")
+            elif isinstance(ce.get("construction"), dict) and ce["construction"].get("what"):
+                out.print(f"  construction: {ce['construction']['what']}")
+            srch = ce.get("search")
+            if srch:
+                out.print(f"  {srch['what']}: prompt+head test accuracy "
+                          f"{srch['prompt+head']['test_accuracy']:.3f}, head only "
+                          f"{srch['head only']['test_accuracy']:.3f}, majority {srch['majority_baseline']:.3f}")
+                out.print(f"  reading: {srch['interpretation']}")
+            elif ce.get("search_hint"):
+                out.print(f"  ({ce['search_hint']})")
+    pe = result.get("prompt_evidence")
+    if pe:
+        out.print(f"  about the given prompt: {pe['what']}")
+    if "seconds" in result:
+        out.print(f"time: {result['seconds']:.2f} s")
