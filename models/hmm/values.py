@@ -62,6 +62,17 @@ def _check_shape(arr: np.ndarray, shape: tuple[int, ...], name: str, what: str) 
         raise ValidationError(f"{name}: expected shape {shape} ({what}), found {arr.shape}")
 
 
+def _check_task_shape(mu: np.ndarray, n: int, what: str) -> None:
+    """``mu`` is a vector ``(n,)`` (binary task) or a ``k x n`` matrix with ``k >= 2`` (one row
+    per class, SPEC section 1: ``F* = argmax_c mu_c . p``, ties to the largest class)."""
+    if mu.ndim == 2 and mu.shape[0] >= 2 and mu.shape[1] == n:
+        return
+    if mu.ndim == 2:
+        raise ValidationError(f"mu: expected shape ({n},) ({what}) or (k, {n}) with k >= 2 classes, "
+                              f"found {mu.shape}")
+    _check_shape(mu, (n,), "mu", what)
+
+
 def _check_nonnegative(arr: np.ndarray, name: str) -> None:
     neg = np.argwhere(arr < 0)
     if len(neg):
@@ -188,7 +199,9 @@ class HMM(_Sizes):
         A: ``(|H|, |H|)`` column-stochastic, ``A[h2, h1] = Pr(H_i = h2 | H_{i-1} = h1)``.
         W: ``(|X|, |H|)`` column-stochastic, ``W[x, h] = Pr(X_i = x | H_i = h)``.
         pi0: ``(|H|,)`` the distribution of ``H_0`` (which emits nothing).
-        mu: ``(|H|,)`` or None; the task is ``F*(x) = 1(mu . P[H_0 | X_{1:T} = x] >= 0)``.
+        mu: ``(|H|,)`` or None; the task is ``F*(x) = 1(mu . P[H_0 | X_{1:T} = x] >= 0)``; or a
+            ``k x |H|`` matrix (``k >= 2`` classes), ``F*(x) = argmax_c mu_c . P[H_0 | x]``
+            (ties to the largest class; :mod:`headprompt.models.hmm.task`).
 
     Construct with :meth:`create` from nested lists; the dataclass constructor expects arrays
     already of one kind and validates them.
@@ -226,7 +239,7 @@ class HMM(_Sizes):
         _check_shape(self.W, (self.W.shape[0], n), "W", "tokens x hidden states")
         _check_shape(self.pi0, (n,), "pi0", "one probability per hidden state")
         if self.mu is not None:
-            _check_shape(self.mu, (n,), "mu", "one weight per hidden state")
+            _check_task_shape(self.mu, n, "one weight per hidden state")
         exact = self.exact
         for name in ("A", "W", "pi0"):
             _check_nonnegative(getattr(self, name), name)
@@ -309,7 +322,7 @@ class MemoryHMM(_Sizes):
         W: ``(|X|, |M|, |H|)``; ``W[x, m, (j, s)] = Pr(X_i = x | M_j = m, H_i = (j, s))``;
            each ``W[:, m, h]`` sums to 1.
         pi0: ``(|H|,)``; pM: ``(|M|^N,)`` joint memory prior.
-        mu: ``(|M|,)`` or None; target_cell: ``j*`` (0-based).
+        mu: ``(|M|,)``, ``k x |M|`` (``k >= 2`` classes) or None; target_cell: ``j*`` (0-based).
         pM_cells: ``(N, |M|)`` when the prior was given per cell (a product prior), else None.
 
     Raises:
@@ -371,7 +384,7 @@ class MemoryHMM(_Sizes):
         _check_shape(self.pM, (self.memory_values ** self.cells,), "pM",
                      "joint memory prior of length |M|^N, lexicographic in m_1..m_N")
         if self.mu is not None:
-            _check_shape(self.mu, (self.memory_values,), "mu", "one weight per memory value")
+            _check_task_shape(self.mu, self.memory_values, "one weight per memory value")
         if not 0 <= self.target_cell < self.cells:
             raise ValidationError(f"target_cell: expected 0..{self.cells - 1}, found {self.target_cell}")
         exact = self.exact
