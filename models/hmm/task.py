@@ -7,6 +7,14 @@ Vanilla HMM: ``F*(x) = 1(mu . P[H_0 | X_{1:T} = x] >= 0)``; memory HMM:
 label through these functions, so the tie rule lives in one place.
 
 The same rule decides a head's output ``F(x) = 1(b . g >= 0)``.
+
+Several classes (SPEC section 1): ``mu`` is a ``k x |H|`` matrix (``k >= 2``) and
+``F*(x) = argmax_c mu_c . p`` with ties to the *largest* class index, so ``k = 2`` with rows
+``(mu_0, mu_1)`` is the binary rule with ``mu_1 - mu_0`` (``1(m_1 - m_0 >= 0)``). The scores
+``mu_c . p`` are :func:`task_scores`, the label :func:`class_label` (one score vector) or
+:func:`class_labels` (an ``[n, k]`` array); :func:`task_label` decides either kind of task.
+A multiclass head is a ``k x |X|`` matrix ``b`` with ``F(x) = argmax_c b_c . g``, decided by the
+same functions.
 """
 
 from __future__ import annotations
@@ -15,7 +23,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-__all__ = ["task_margin", "label", "labels", "is_tie"]
+__all__ = ["task_margin", "label", "labels", "is_tie", "num_classes", "is_multiclass", "task_scores",
+           "class_label", "class_labels", "task_label", "class_names"]
 
 
 def task_margin(mu: Iterable[Any], posterior: Iterable[Any]) -> Any:
@@ -52,3 +61,68 @@ def labels(margins: Any) -> Any:
 def is_tie(margin: Any) -> bool:
     """Whether the margin sits exactly on the threshold (only meaningful for exact margins)."""
     return bool(margin == 0)
+
+
+def is_multiclass(mu: Any) -> bool:
+    """Whether ``mu`` is a ``k x n`` matrix (several classes) rather than a vector."""
+    return mu is not None and np.ndim(mu) == 2
+
+
+def num_classes(mu: Any) -> int:
+    """``k`` for a ``k x n`` task matrix, 2 for a binary task vector."""
+    return int(np.shape(mu)[0]) if is_multiclass(mu) else 2
+
+
+def class_names(mu: Any) -> list[str]:
+    """The label names of a task, ``["0", "1", ..., "k-1"]`` (report keys)."""
+    return [str(c) for c in range(num_classes(mu))]
+
+
+def task_scores(mu: Any, posterior: Iterable[Any]) -> list[Any]:
+    """``[mu_c . p for each row c]`` of a ``k x n`` task, in the arithmetic of its inputs.
+
+    >>> from fractions import Fraction as F
+    >>> task_scores([[1, 0], [0, 1]], [F(1, 3), F(2, 3)])
+    [Fraction(1, 3), Fraction(2, 3)]
+    """
+    post = list(posterior)
+    return [task_margin(row, post) for row in mu]
+
+
+def class_label(scores: Iterable[Any]) -> int:
+    """``argmax_c scores[c]`` with ties to the largest ``c`` (exact for exact scores).
+
+    >>> class_label([1, 3, 3]), class_label([2, 0]), class_label([0, 0])
+    (2, 0, 1)
+    """
+    best, arg = None, -1
+    for c, v in enumerate(scores):
+        if best is None or v >= best:
+            best, arg = v, c
+    if arg < 0:
+        raise ValueError("class_label: no scores")
+    return arg
+
+
+def class_labels(scores: Any) -> np.ndarray:
+    """Row-wise :func:`class_label` of an ``[n, k]`` numpy array of scores, as ``int64``
+    (the last maximum of each row: ties to the largest class).
+
+    >>> class_labels(np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 1.0]]))
+    array([2, 0])
+    """
+    s = np.asarray(scores)
+    k = s.shape[1]
+    return (k - 1 - np.argmax(s[:, ::-1], axis=1)).astype(np.int64)
+
+
+def task_label(mu: Any, posterior: Iterable[Any]) -> int:
+    """``F*`` of one posterior: ``1(mu . p >= 0)`` for a vector ``mu``, :func:`class_label` of
+    :func:`task_scores` for a ``k x n`` matrix. Exact for exact inputs.
+
+    >>> task_label([1, -1], [0.5, 0.5]), task_label([[1, -1], [0, 0]], [0.5, 0.5])
+    (1, 1)
+    """
+    if is_multiclass(mu):
+        return class_label(task_scores(mu, posterior))
+    return label(task_margin(mu, posterior))
