@@ -10,6 +10,11 @@ Theorem 3.6 (prompt ``u`` plus linear head on ``Gbar_2(ehat(x))``; proof in Appe
     (Lemma B.2), so ``b = mu_{H*}^T diag(P[H_0] / c)_{H*} (W_{:, H*})^+`` gives
     ``b . Gbar_2(ehat(x)) = r_x mu . P[H_0 | X = x]``.
 
+A task with ``k`` classes (``mu`` a ``k x |H|`` matrix) gets ``k`` heads, the rows of ``b``
+(``k x |X|``): the binary construction applied to each row ``mu_c`` (Theorem 3.6: one prompt
+``u = 1_B`` with ``supp(mu_c) ⊆ H*`` for every ``c``). Then ``b_c . G = r_x mu_c . P[H_0 | x]``
+with one ``r_x > 0`` for every ``c``, so ``argmax_c`` (and its ties) is preserved exactly.
+
 Witnesses are plain data citing the claim they support; ``verify/`` checks them independently.
 """
 
@@ -24,6 +29,7 @@ from ..models.exceptions import ConstructionError
 from ..models.hmm.values import HMM
 from ..models.inference.exact import transition_apply
 from ..models.hmm.linalg import ColumnIndependence, left_inverse, rank
+from ..models.hmm.task import is_multiclass
 
 from .witnesses import LinearHeadWitness, PromptWitness
 
@@ -74,6 +80,10 @@ def theorem_33_witness(hmm: HMM) -> LinearHeadWitness:
             ``P[H_1]`` has a zero entry (Assumption 3.2), naming the state.
     """
     mu = _require_task(hmm)
+    if is_multiclass(mu):               # one head per class, the same construction on each row
+        heads = [theorem_33_witness(hmm.with_task(row)) for row in mu]
+        return LinearHeadWitness(b=np.array([w.b for w in heads], dtype=object),
+                                 left_inverse=heads[0].left_inverse, D=heads[0].D)
     n = hmm.num_states
     r = rank(hmm.W)
     if r < n:
@@ -93,6 +103,13 @@ def theorem_33_witness(hmm: HMM) -> LinearHeadWitness:
 
 def _support(column) -> frozenset[int]:
     return frozenset(int(h) for h in np.nonzero(np.asarray([v != 0 for v in column]))[0])
+
+
+def _task_support(mu) -> frozenset[int]:
+    """``supp(mu)``; for a ``k``-row task the union of the rows' supports (every class reads it)."""
+    if is_multiclass(mu):
+        return frozenset().union(*(_support(row) for row in mu))
+    return _support(mu)
 
 
 def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000, improve_nodes: int = 300) -> EssentialSets:
@@ -117,7 +134,7 @@ def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000, improve_nodes: in
     """
     mu = _require_task(hmm)
     n = hmm.num_states
-    target = sorted(_support(mu))
+    target = sorted(_task_support(mu))
     columns = ColumnIndependence(hmm.W)
     rank_W = columns.rank()
     supports = [_support(hmm.A[:, h]) for h in range(n)]
@@ -203,6 +220,10 @@ def theorem_36_witness(hmm: HMM, sets: EssentialSets | None = None) -> PromptWit
     sets = find_essential_sets(hmm) if sets is None else sets
     if not sets.found:
         raise ConstructionError(f"Assumption 3.5 fails: {sets.reason}")
+    if is_multiclass(mu):               # one prompt u = 1_B (B covers every row), one head per row
+        heads = [theorem_36_witness(hmm.with_task(row), sets) for row in mu]
+        return PromptWitness(u=heads[0].u, b=np.array([w.b for w in heads], dtype=object),
+                             H_star=sets.H_star, B=sets.B)
     n = hmm.num_states
     p0, p1 = hmm.pi0, hmm.hidden_marginal_1()
     u = np.array([Fraction(1) if h in sets.B else Fraction(0) for h in range(n)], dtype=object)

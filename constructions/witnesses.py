@@ -1,7 +1,8 @@
 """Witnesses: the head and prompt parameters a theorem's construction produces, as plain,
 validated data citing the claim they support, and their one serialised form (SPEC section 3).
 
-- :class:`LinearHeadWitness`: Theorem 3.3's head ``b`` (``|X|``).
+- :class:`LinearHeadWitness`: Theorem 3.3's head ``b`` (``|X|``; ``k x |X|``, one row per
+  class, when ``mu`` has ``k`` rows).
 - :class:`PromptWitness`: Theorem 3.6's prompt ``u`` (``|H|``, in ``[0, 1]``) and head ``b``.
 - :class:`AttentionWitness`: Theorems 4.3/4.6/C.6's attention head (``q``, ``Theta_K``,
   ``beta``, ``Theta_V``, ``b``; shapes in :mod:`headprompt.models.inference.attention`) and, for 4.6/C.6,
@@ -61,6 +62,22 @@ def _parameter(value: Any, name: str, ndim: int) -> np.ndarray:
     out = np.array(out, copy=True)
     out.setflags(write=False)
     return out
+
+
+def _head(value: Any) -> np.ndarray:
+    """A vanilla head ``b``: a vector over ``X`` (binary task) or a ``k x |X|`` matrix, one row
+    per class (``F(x) = argmax_c b_c . g``, ties to the largest class)."""
+    return _parameter(value, "b", 2 if np.ndim(np.asarray(value, dtype=object)) == 2 else 1)
+
+
+def _expect_head(b: np.ndarray, model: HMM) -> None:
+    """``b`` is ``(|X|,)`` for a binary task, ``(k, |X|)`` for a ``k``-row task ``mu``."""
+    mu = model.mu
+    if mu is not None and np.ndim(mu) == 2:
+        _expect(b, (mu.shape[0], model.num_tokens), "b", f"one row per class of mu ({mu.shape[0]}), one "
+                "weight per token")
+    else:
+        _expect(b, (model.num_tokens,), "b", "one weight per token")
 
 
 def _in_unit_interval(u: np.ndarray, name: str = "u") -> None:
@@ -132,13 +149,13 @@ class LinearHeadWitness(_WitnessBase):
     cites: str = "Theorem 3.3, Appendix A: b = mu^T D^-1 W^+, D = diag(P[H_1]/P[H_0])"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "b", _parameter(self.b, "b", 1))
+        object.__setattr__(self, "b", _head(self.b))
         if self.b.size == 0:
             raise WitnessError("witness b: expected one weight per token, found none")
 
     def check_against(self, model: HMM) -> None:
-        """Sizes against ``model``: ``b`` has ``|X|`` entries."""
-        _expect(self.b, (model.num_tokens,), "b", "one weight per token")
+        """Sizes against ``model``: ``b`` has ``|X|`` entries (``k x |X|`` for a ``k``-row ``mu``)."""
+        _expect_head(self.b, model)
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,16 +178,17 @@ class PromptWitness(_WitnessBase):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "u", _parameter(self.u, "u", 1))
-        object.__setattr__(self, "b", _parameter(self.b, "b", 1))
+        object.__setattr__(self, "b", _head(self.b))
         _one_kind(self.u, self.b)
         _in_unit_interval(self.u)
         object.__setattr__(self, "H_star", tuple(int(h) for h in self.H_star))
         object.__setattr__(self, "B", tuple(int(h) for h in self.B))
 
     def check_against(self, model: HMM) -> None:
-        """Sizes against ``model``: ``u`` has ``|H|`` entries, ``b`` has ``|X|``."""
+        """Sizes against ``model``: ``u`` has ``|H|`` entries, ``b`` has ``|X|`` (``k x |X|`` for a
+        ``k``-row ``mu``)."""
         _expect(self.u, (model.num_states,), "u", "one entry per hidden state")
-        _expect(self.b, (model.num_tokens,), "b", "one weight per token")
+        _expect_head(self.b, model)
 
 
 @dataclass(frozen=True, eq=False)
