@@ -7,7 +7,7 @@ import sys
 from typing import Any
 from fractions import Fraction
 
-__all__ = ["emit_json", "console", "print_header", "print_labels", "progress_bar"]
+__all__ = ["emit_json", "console", "print_header", "print_labels", "progress_bar", "Progress", "phase"]
 
 
 def emit_json(result: dict[str, Any]) -> None:
@@ -34,10 +34,16 @@ def _default(obj: Any) -> Any:
 
 
 def console():
-    """A rich console on stdout (plain text when not a terminal)."""
+    """A rich console on stdout. On a terminal, text wraps at its width; off a terminal (a pipe,
+    a file) nothing is wrapped: every sentence stays on one line and tables take their natural
+    width, so ``verify ... | grep`` and logs read whole lines. No colour codes off a terminal."""
+    import sys
+
     from rich.console import Console
 
-    return Console(highlight=False)
+    if sys.stdout.isatty():
+        return Console(highlight=False)
+    return Console(highlight=False, soft_wrap=True, width=100_000, no_color=True)
 
 
 def print_header(out, result: dict[str, Any]) -> None:
@@ -90,14 +96,118 @@ def print_labels(out, result: dict[str, Any]) -> None:
                   f"sequence of label {missing}; it says little about the task")
 
 
+class Progress:
+    """Progress of a long run on stderr, readable on a terminal and in a log.
+
+    On a terminal it is a tqdm bar. Off a terminal (``2> log``, CI) it prints plain lines
+    ``label: done/total (pct) elapsed 12 s, ETA 34 s``: one per update when ``each`` is true
+    (one line per finished job of a sweep), otherwise at most one every ``interval`` seconds and
+    a last one at the end. ``quiet`` prints nothing. Same interface as a tqdm bar for its
+    callers: ``update(n)``, ``close()``, and a context manager.
+    """
+
+    def __init__(self, total: int, label: str, *, unit: str = "item", quiet: bool = False,
+                 each: bool = False, interval: float = 10.0, initial: int = 0, stream=None) -> None:
+        import sys
+        import time
+
+        self.total, self.label, self.unit, self.quiet = int(total), label, unit, quiet
+        self.each, self.interval, self.done = each, interval, int(initial)
+        self.stream = sys.stderr if stream is None else stream
+        self._clock = time.monotonic
+        self.start = self._last = self._clock()
+        self._start_done = self.done
+        self.bar = None
+        self.closed = False
+        if not quiet and _isatty(self.stream):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total, initial=self.done, desc=label, file=self.stream, leave=False,
+                            unit=unit)
+
+    def update(self, n: int = 1, note: str | None = None) -> None:
+        self.done += n
+        if self.quiet:
+            return
+        if self.bar is not None:
+            self.bar.update(n)
+            return
+        now = self._clock()
+        if self.each or self.done >= self.total or now - self._last >= self.interval:
+            self._last = now
+            self._line(note)
+
+    def line(self) -> str:
+        """The status line off a terminal (also what :meth:`update` prints)."""
+        elapsed = self._clock() - self.start
+        ran = self.done - self._start_done
+        pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
+        eta = ""
+        if 0 < ran and self.done < self.total:
+            eta = f", ETA {_seconds(elapsed / ran * (self.total - self.done))}"
+        return f"{self.label}: {self.done}/{self.total} {self.unit}s{pct}, elapsed {_seconds(elapsed)}{eta}"
+
+    def _line(self, note: str | None) -> None:
+        print(self.line() + (f" ({note})" if note else ""), file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.bar is not None:
+            self.bar.close()
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _seconds(s: float) -> str:
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"
+
+
+class phase:  # noqa: N801 - used as ``with phase("label"):``
+    """``with phase("generating the instance", quiet=...)``: one stderr line when a phase of a
+    long run ends (``label: 3.2 s``), so a run is never silent for long; nothing with
+    ``quiet`` (``--json`` keeps stderr for errors only when asked)."""
+
+    def __init__(self, label: str, *, quiet: bool = False, stream=None) -> None:
+        import sys
+
+        self.label, self.quiet = label, quiet
+        self.stream = sys.stderr if stream is None else stream
+
+    def __enter__(self) -> "phase":
+        import time
+
+        self.start = time.monotonic()
+        return self
+
+    def __exit__(self, exc_type, *rest) -> None:
+        import time
+
+        if self.quiet or exc_type is not None:
+            return
+        print(f"{self.label}: done in {_seconds(time.monotonic() - self.start)}", file=self.stream, flush=True)
+
+
 def progress_bar(total: int, label: str, *, quiet: bool = False):
-    """``(bar, tick)``: a tqdm bar on stderr when it is a terminal (and not ``quiet``, e.g. for
-    ``--json``), else ``(None, None)``."""
-    import sys
-
-    if quiet or not sys.stderr.isatty():
+    """``(progress, tick)``: a :class:`Progress` on stderr (a bar on a terminal, lines in a log),
+    or ``(None, None)`` with ``quiet`` (e.g. ``--json``)."""
+    if quiet:
         return None, None
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, desc=label, file=sys.stderr, leave=False, unit="seq")
+    bar = Progress(total, label, unit="sequence")
     return bar, bar.update

@@ -109,7 +109,7 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     """
     from importlib import metadata
 
-    from tqdm.auto import tqdm
+    from ..render import Progress
 
     from ...models.mlm.model import check_configs
     from ...models.mlm.cache import cache_dir, check_writable_dir
@@ -158,7 +158,8 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     missing = len(todo) if cached_only else 0
     if cached_only:
         todo = []
-    with tqdm(total=len(specs), initial=reused, desc=f"{name} ({scale})", disable=None if progress else True) as bar:
+    with Progress(len(specs), f"{name} ({scale})", unit="job", each=True, initial=reused,
+                  quiet=not progress) as bar:
         if ray:
             from .ray_tasks import run_on_ray
 

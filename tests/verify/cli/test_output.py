@@ -1,0 +1,71 @@
+"""Output that reads well off a terminal: whole lines in a pipe, progress lines in a log."""
+
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+
+from headprompt.verify.render import Progress, phase
+
+
+def _verify(*argv, timeout=300):
+    env = {**os.environ, "COLUMNS": "80"}            # a narrow terminal width must not matter off a TTY
+    return subprocess.run([sys.executable, "-m", "headprompt.verify", *argv], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def test_a_piped_report_keeps_every_sentence_on_one_line():
+    proc = _verify("theorem", "3.6", "--hidden", "25")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    identity = [ln for ln in lines if ln.startswith("identity:")]
+    assert len(identity) == 1 and identity[0].rstrip().endswith("for every x in supp(P[X])")
+    how = [ln for ln in lines if ln.strip().startswith("generated to satisfy")]
+    assert len(how) == 1 and how[0].rstrip().endswith("(checked exactly)")
+    # the assumption table is drawn at its natural width: each reason is on one row
+    row = [ln for ln in lines if "3.5" in ln and "H* =" in ln]
+    assert len(row) == 1 and "supp(mu)" in row[0]
+    assert "\x1b[" not in proc.stdout                 # no colour codes in a pipe
+
+
+def test_progress_off_a_terminal_prints_one_line_per_job_with_elapsed_and_eta():
+    out = io.StringIO()
+    with Progress(3, "fig3-left (tiny)", unit="job", each=True, stream=out) as bar:
+        for _ in range(3):
+            bar.update(1)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("fig3-left (tiny): 1/3 jobs (33%), elapsed ") and "ETA" in lines[0]
+    assert lines[-1].startswith("fig3-left (tiny): 3/3 jobs (100%)") and "ETA" not in lines[-1]
+
+
+def test_progress_without_each_prints_at_most_every_interval_and_at_the_end():
+    out = io.StringIO()
+    bar = Progress(1000, "checking", stream=out, interval=3600)
+    for _ in range(1000):
+        bar.update(1)
+    bar.close()
+    assert out.getvalue().splitlines() == [bar.line()]
+
+
+def test_quiet_progress_and_phase_print_nothing():
+    out = io.StringIO()
+    Progress(5, "x", quiet=True, stream=out).update(5)
+    with phase("generating", quiet=True, stream=out):
+        pass
+    assert out.getvalue() == ""
+    with phase("generating", stream=out):
+        pass
+    assert out.getvalue().startswith("generating: done in ")
+
+
+@pytest.mark.slow
+def test_a_tiny_sweep_leaves_per_job_lines_in_its_log(tmp_path):
+    proc = _verify("experiment", "fig3-left", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path / "o"),
+                   "--workers", "1", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    jobs = [ln for ln in proc.stderr.splitlines() if ln.startswith("fig3-left (tiny): ")]
+    assert len(jobs) >= 2 and "(100%)" in jobs[-1]
+    assert all("elapsed" in ln for ln in jobs)
