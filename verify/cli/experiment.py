@@ -15,6 +15,12 @@ import time
 
 __all__ = ["NAME", "add_parser", "run"]
 
+DESCRIPTION = ("Figure 3 of the paper: head vs prompt tuning over hidden sizes (fig3-left) and a memory "
+               "HMM with an attention head vs a vanilla HMM with a linear head (fig3-right), on a "
+               "pretrained masked LM and on the exact model. Writes results.csv, summary.json and the "
+               "plots into --out.")
+
+
 NAME = "experiment"
 
 
@@ -34,7 +40,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     from ..experiments.config import EXPERIMENTS, SCALE_NAMES
 
     p = subparsers.add_parser(NAME, help="Figure 3: MLM vs exact G, head vs prompt vs attention tuning",
-                              description=__doc__.splitlines()[0])
+                              description=DESCRIPTION)
     p.add_argument("name", metavar="NAME", choices=EXPERIMENTS, help=" | ".join(EXPERIMENTS))
     p.add_argument("--scale", choices=list(SCALE_NAMES), default="tiny",
                    help="tiny (~1 min on 2 CPU cores), cpu (all settings, CPU), paper (GPU)")

@@ -22,10 +22,15 @@ from ..render import emit_json
 
 __all__ = ["add_parser", "run"]
 
+DESCRIPTION = ("Search random instances (Hypothesis) for a counterexample to a theorem, with all of its "
+               "assumptions or with one dropped (--drop), and shrink what is found to a minimal "
+               "instance. Exit 0 nothing found, 1 a counterexample was found, 2 bad input.")
+
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("explore", help="property-based search for counterexamples (Hypothesis)",
-                       description=__doc__.splitlines()[0])
+                       description=DESCRIPTION)
     p.add_argument("id", metavar="ID", help="one of " + ", ".join(THEOREM_IDS))
     p.add_argument("--drop", metavar="ASSUMPTION", default=None,
                    help="violate this assumption (keep the others) and look for what breaks")

@@ -29,6 +29,12 @@ from .common import add_rationalize_option
 
 __all__ = ["add_parser", "run", "posterior_result", "MAX_EXACT_WORK", "MAX_FLOAT_WORK"]
 
+DESCRIPTION = ("Print the posterior P[H_0 | X = x] (P[M_j* | X = x] for a memory HMM), the task's mu . P "
+               "and F*(x), and every conditional G_i(x) for one token sequence. Decimals by default; "
+               "--exact prints the exact rationals. Exit 0, or 2 on bad input (including a sequence the "
+               "HMM cannot emit).")
+
+
 MAX_EXACT_WORK = 10_000_000
 """Exact mode: ``T^2 max(|X|, states)`` (output digits and big-integer work grow so)."""
 
@@ -38,7 +44,7 @@ MAX_FLOAT_WORK = 50_000_000
 
 def add_parser(sub) -> None:
     p = sub.add_parser("posterior", help="exact or float posterior and conditionals G_i(x)",
-                       description=__doc__.splitlines()[0])
+                       description=DESCRIPTION)
     p.add_argument("--hmm", required=True, metavar="FILE", help="instance file (SPEC section 3)")
     seq = p.add_mutually_exclusive_group(required=True)
     seq.add_argument("--seq", help='token sequence, e.g. "0 3 1 2"')

@@ -17,10 +17,16 @@ from .common import add_instance_options, add_json_option, add_rationalize_optio
 
 __all__ = ["add_parser", "run"]
 
+DESCRIPTION = ("Build (or read) an instance, check the theorem's assumptions exactly, build (or read) "
+               "the head and prompt, and verify them against the task F* on every checked sequence. Exit "
+               "0 verified, 1 refuted (the disagreeing sequence is printed), 3 an assumption fails "
+               "(which one, why, and evidence), 2 bad input, 5 an uncertified result (--mode float).")
+
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("theorem", help="verify a theorem on a generated or given instance",
-                       description=__doc__.splitlines()[0])
+                       description=DESCRIPTION)
     add_theorem_id(p)
     add_instance_options(p)
     p.add_argument("--length", type=int, default=None, metavar="T",
