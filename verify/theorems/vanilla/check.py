@@ -31,7 +31,8 @@ from ....models.inference import floats as iff
 from ....models.hmm.values import HMM
 from ....models.inference.exact import head_weights, integer_hmm, prior_h1, scaled_integer_vector, transition_apply
 from ..common import check_fallback
-from ....models.hmm.task import label, labels, task_margin
+from ....models.hmm.task import class_label, is_multiclass, label, labels, task_margin, task_scores
+from ..multiclass import MulticlassRows, multiclass_columns, multiclass_identity
 
 __all__ = ["read_position_prior", "Decision", "CheckResult", "check_sequences", "identity_check",
            "decide_direct", "margins_direct"]
@@ -82,6 +83,10 @@ def identity_check(hmm: HMM, theorem: str, b: Sequence, u: Sequence | None) -> d
     ``x`` at once (Theorem 3.3: ``mu^T D^-1 W^+ W D = mu^T``; Theorem 3.6: Lemma B.2 with
     ``supp(c) = H*``)."""
     pre = read_position_prior(hmm, theorem, u)
+    if is_multiclass(hmm.mu):                # k heads, one lambda for every class
+        return multiclass_identity([head_weights(hmm, row) * pre for row in b], [m * hmm.pi0 for m in hmm.mu],
+                                   read="G_1(x')" if theorem == "3.3" else "Gbar_2(ehat(x))",
+                                   pre="A P[H_0]" if theorem == "3.3" else "A(u ⊙ A P[H_0])", task="P[H_0]")
     lhs = head_weights(hmm, b) * pre
     rhs = hmm.mu * hmm.pi0
     ratios = {lhs[h] / rhs[h] for h in range(hmm.num_states) if rhs[h] != 0}
@@ -169,13 +174,21 @@ def check_sequences(hmm: HMM, theorem: str, b, u, sequences, *, mode: str = "exa
     :mod:`models.inference_bounds`; a sequence whose bound does not exclude 0, or that trips
     the underflow guard, is decided exactly, all of them in one batch), ``float`` (the same
     kernel, uncertified). ``sequences`` is a list of token tuples or an ``int`` array
-    ``[n, t]``. ``result.decided_by`` counts the sequences each path decided.
+    ``[n, t]``. ``result.decided_by`` counts the sequences each path decided. A ``k``-row
+    task (and ``k``-row head) is decided exactly in every mode (:mod:`..multiclass`).
     """
-    rows = _Rows(hmm, theorem, b, u, lam)
     result = CheckResult()
     ih = integer_hmm(hmm)
     seq_list = sequences if not isinstance(sequences, np.ndarray) else _Rowwise(sequences)
-    if mode == "exact":
+    multiclass = is_multiclass(hmm.mu)
+    rows = None if multiclass else _Rows(hmm, theorem, b, u, lam)
+    if multiclass:
+        pre = read_position_prior(hmm, theorem, u)
+        mrows = MulticlassRows([head_weights(hmm, row) * pre for row in b], [m * hmm.pi0 for m in hmm.mu],
+                               pre, hmm.pi0, lam)
+        columns = multiclass_columns(ih, mrows, seq_list, _PATHS.index("exact"))
+        order = np.arange(len(seq_list))
+    elif mode == "exact":
         columns = _exact_columns(ih, rows, seq_list, "exact")
         order = np.arange(len(seq_list))
     else:
@@ -272,7 +285,7 @@ def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str):
 
 
 def margins_direct(hmm: HMM, theorem: str, b, u, seq) -> tuple[Fraction, Fraction, bool]:
-    """``(mu . P[H_0 | x], b . g(x), possible)`` exactly, the slow, general way:
+    """``(mu . P[H_0 | x], b . g(x), possible)`` exactly (lists of class scores for a ``k``-row task), the slow, general way:
     ``ie.posterior_h0`` and ``ie.gbar`` on the actual embedding sequence (``(e(∅), e(x))`` for
     Theorem 3.3, ``(u, e(∅), e(x))`` for 3.6). ``F*(x)`` and ``F(x)`` are their labels."""
     post = ie.posterior_h0(hmm, seq)
@@ -284,6 +297,8 @@ def margins_direct(hmm: HMM, theorem: str, b, u, seq) -> tuple[Fraction, Fractio
         g = ie.gbar(hmm, [filler] + emb, 0)
     else:
         g = ie.gbar(hmm, [list(u), filler] + emb, 1)
+    if is_multiclass(hmm.mu):
+        return task_scores(hmm.mu, post), task_scores([[Fraction(v) for v in row] for row in b], g), possible
     return task_margin(hmm.mu, post), task_margin([Fraction(bb) for bb in b], g), possible
 
 
@@ -291,4 +306,6 @@ def decide_direct(hmm: HMM, theorem: str, b, u, seq) -> tuple[int, int, bool]:
     """``(F*(x), F(x), possible)`` from :func:`margins_direct`. Used to cross-check the fast
     path on a sample and to print counterexamples."""
     star, head, possible = margins_direct(hmm, theorem, b, u, seq)
+    if is_multiclass(hmm.mu):
+        return class_label(star), class_label(head), possible
     return label(star), label(head), possible
