@@ -22,7 +22,7 @@ from ..hmm.rationalize import rationalize
 __all__ = ["softmax_temperature", "permutation_mixture", "appendix_d_hmm", "appendix_d_memory_hmm",
            "prompt_friendly_hmm", "full_rank_hmm", "task_with_tie", "with_stationary_start",
            "random_exact_hmm", "sparse_transitions", "stationary_distribution",
-           "draw_task", "MIN_LABEL_SHARE"]
+           "draw_task", "draw_class_task", "class_share", "MIN_LABEL_SHARE"]
 
 MIN_LABEL_SHARE = 0.10
 """Each label of a generated task holds on at least this share of screened sequences
@@ -241,8 +241,93 @@ def draw_task(size: int, support, *, rng: np.random.Generator, exact_posterior, 
     return np.array(mu, dtype=object), facts
 
 
-def _vanilla_task(hmm: HMM, support, *, rng: np.random.Generator, length: int = 8, screen: int = 400):
-    """:func:`draw_task` for a vanilla HMM: ``F*`` reads ``P[H_0 | X = x]``."""
+def class_share(classes: int) -> float:
+    """The share each class of a generated ``k``-class task must reach: the binary 10% rule,
+    lowered to ``1 / (2k)`` when ``k`` classes cannot all have 10%."""
+    return min(MIN_LABEL_SHARE, 1.0 / (2 * classes))
+
+
+def draw_class_task(size: int, support, classes: int, *, rng: np.random.Generator, exact_posterior,
+                    float_posteriors, tie_candidates, screen, attempts: int = 40, rounds: int = 60):
+    """A ``classes x size`` task ``mu`` on ``support`` (``F* = argmax_c mu_c . p``, ties to the
+    largest class) under which every class holds on a real share (:func:`class_share`) of the
+    screening sequences, with an exact tie between the two best classes, each claim checked.
+
+    Each attempt draws integer rows in ``-20..20`` on ``support``, then up to ``rounds`` times
+    adds 1 on ``support`` to the row of the rarest class (raising its score by the posterior
+    mass on ``support``, so it wins more sequences). For a tie it takes the first candidate
+    ``x`` (exact posterior ``p``) whose two best classes ``c1, c2`` differ and moves one
+    coordinate of ``mu_{c2}`` so that ``mu_{c2} . p = mu_{c1} . p`` exactly. Floats only
+    screen; reports count labels exactly. Arguments as :func:`draw_task`.
+
+    Returns:
+        ``(mu, facts)``: ``facts`` holds ``tie_sequence`` (or None), ``label_shares``
+        ``{"0": share, ..., "k-1": share}``, ``balanced`` and ``why`` when unbalanced.
+    """
+    from fractions import Fraction
+
+    from ..hmm.task import class_label, class_labels, task_scores
+
+    support = sorted(int(h) for h in support)
+    k, need = int(classes), class_share(classes)
+    posts = np.asarray(float_posteriors(screen), dtype=float) if len(screen) else np.zeros((0, size))
+    on = np.zeros(size)
+    on[support] = 1.0
+    n = len(posts)
+
+    def shares_of(M: np.ndarray) -> np.ndarray:
+        if not n:
+            return np.zeros(k)
+        return np.bincount(class_labels(posts @ M.T), minlength=k)[:k] / n
+
+    best = None
+    for _ in range(attempts):
+        M = np.zeros((k, size))
+        M[:, support] = rng.integers(-20, 21, size=(k, len(support)))
+        sh = shares_of(M)
+        for _ in range(rounds):
+            if sh.min() >= need:
+                break
+            M[int(np.argmin(sh))] += on
+            sh = shares_of(M)
+        if best is None or sh.min() > best[0]:
+            best = (float(sh.min()), M.copy(), sh)
+        if sh.min() >= need:
+            break
+    _, M, sh = best
+    mu = [[Fraction(int(v)) for v in row] for row in M]
+    tie = None
+    for x in tie_candidates:
+        p = exact_posterior(list(x))
+        scores = task_scores(mu, p)
+        order = sorted(range(k), key=lambda c: (scores[c], c))
+        c1, c2 = order[-1], order[-2]
+        j = max(support, key=lambda h: p[h]) if support else None
+        if j is None or p[j] == 0 or scores[c1] == scores[c2]:
+            continue
+        trial = [row[:] for row in mu]
+        trial[c2][j] += (scores[c1] - scores[c2]) / p[j]
+        ts = task_scores(trial, p)
+        if ts[c1] == ts[c2] == max(ts) and class_label(ts) == max(c1, c2):      # the claim, checked
+            trial_sh = shares_of(np.array([[float(v) for v in row] for row in trial]))
+            if trial_sh.min() >= min(need, sh.min()):
+                mu, sh, tie = trial, trial_sh, list(x)
+                break
+    facts = {"tie_sequence": tie, "label_shares": {str(c): round(float(v), 4) for c, v in enumerate(sh)},
+             "balanced": bool(sh.min() >= need), "classes": k}
+    if len(support) < 2:
+        facts["why"] = (f"supp(mu) has {len(support)} entry, so argmax_c mu_c . p is the same class wherever "
+                        "that state has positive posterior: the sizes make a several-class task impossible")
+    elif not facts["balanced"]:
+        facts["why"] = (f"no task drawn in {attempts} attempts gave each of the {k} classes {need:.0%} of "
+                        f"{n} screened sequences (best shares {facts['label_shares']})")
+    return np.array(mu, dtype=object), facts
+
+
+def _vanilla_task(hmm: HMM, support, *, rng: np.random.Generator, length: int = 8, screen: int = 400,
+                  classes: int | None = None):
+    """:func:`draw_task` (or :func:`draw_class_task` with ``classes``) for a vanilla HMM:
+    ``F*`` reads ``P[H_0 | X = x]``."""
     from ..inference.exact import posterior_h0
     from ..inference.floats import posterior_h0 as float_posterior_h0
     from .sampling import sample
@@ -250,6 +335,11 @@ def _vanilla_task(hmm: HMM, support, *, rng: np.random.Generator, length: int = 
     f = hmm.to_float()
     tokens, _ = sample(f, screen, length, rng=rng)
     candidates = [tuple(int(z) for z in row[:2]) for row in tokens[:40]] + [tuple(int(z) for z in row) for row in tokens[:8]]
+    if classes is not None:
+        return draw_class_task(hmm.num_states, support, classes, rng=rng,
+                               exact_posterior=lambda x: posterior_h0(hmm, x),
+                               float_posteriors=lambda t: float_posterior_h0(f, t), tie_candidates=candidates,
+                               screen=tokens)
     return draw_task(hmm.num_states, support, rng=rng, exact_posterior=lambda x: posterior_h0(hmm, x),
                      float_posteriors=lambda t: float_posterior_h0(f, t), tie_candidates=candidates,
                      screen=tokens)
@@ -257,7 +347,7 @@ def _vanilla_task(hmm: HMM, support, *, rng: np.random.Generator, length: int = 
 
 def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Generator,
                         essential_size: int | None = None, column_support: int = 3,
-                        max_denominator: int = 100) -> tuple[HMM, dict]:
+                        max_denominator: int = 100, classes: int | None = None) -> tuple[HMM, dict]:
     """An exact HMM satisfying Assumptions 3.2 and 3.5 by construction (Theorem 3.6).
 
     Recipe: a random cycle through all states plus a self-loop makes ``A`` irreducible and
@@ -265,7 +355,8 @@ def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random
     ``H*`` of ``essential_size`` states (default ``min(|X| // 2, |H|)``); every other column has
     ``column_support`` nonzeros; ``W`` has positive random columns, redrawn until
     ``W[:, H*]`` has exact full column rank; ``pi0`` has full support; ``mu`` is supported on
-    ``H*`` with an exact tie (see :func:`task_with_tie`) on a length-2 sequence.
+    ``H*`` with an exact tie (see :func:`task_with_tie`) on a length-2 sequence; with
+    ``classes = k`` it has ``k`` rows (:func:`draw_class_task`).
 
     Returns:
         ``(hmm, info)`` where ``info`` records ``H_star``, ``B`` and the tie sequence.
@@ -306,14 +397,14 @@ def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random
         raise InputError("could not draw emission columns with independent essential columns")
     pi0 = _round(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
     hmm = HMM(A, W, pi0)
-    mu, facts = _vanilla_task(hmm, H_sorted, rng=rng)
+    mu, facts = _vanilla_task(hmm, H_sorted, rng=rng, classes=classes)
     return hmm.with_task(mu), {"H_star": H_sorted, "B": sorted(B), **facts,
                                "recipe": "cycle + self-loop transitions, B's columns cover H*, "
                                          "positive W with independent H* columns, " + _task_text(facts)}
 
 
 def full_rank_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Generator,
-                  max_denominator: int = 100) -> tuple[HMM, dict]:
+                  max_denominator: int = 100, classes: int | None = None) -> tuple[HMM, dict]:
     """An exact HMM satisfying Assumptions 3.1 and 3.2 when ``|H| <= |X|`` (Theorem 3.3): dense
     positive ``A`` (ergodic), positive ``W`` redrawn until exactly full column rank, full-support
     ``pi0``, and ``mu`` over all states with an exact tie on a length-2 sequence. When
@@ -326,7 +417,7 @@ def full_rank_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Gener
             break
     pi0 = _round(rng.dirichlet(np.ones(num_states)) + 0.01, max_denominator)
     hmm = HMM(A, W, pi0)
-    mu, facts = _vanilla_task(hmm, range(num_states), rng=rng)
+    mu, facts = _vanilla_task(hmm, range(num_states), rng=rng, classes=classes)
     return hmm.with_task(mu), {**facts,
                                "recipe": "dense positive A and W (W of full column rank when |H| <= |X|), "
                                          + _task_text(facts)}
@@ -335,10 +426,16 @@ def full_rank_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random.Gener
 def _task_text(facts: dict) -> str:
     """What the report may say about a drawn task: only the checked facts of :func:`draw_task`."""
     shares = facts["label_shares"]
-    text = (f"mu with both signs, labels 0/1 on {shares['0']:.0%}/{shares['1']:.0%} of 400 screened "
-            "sampled sequences")
+    if facts.get("classes"):
+        text = (f"mu with {facts['classes']} rows (F* = argmax_c mu_c . p), classes "
+                + "/".join(shares) + " on " + "/".join(f"{v:.0%}" for v in shares.values())
+                + " of 400 screened sampled sequences")
+    else:
+        text = (f"mu with both signs, labels 0/1 on {shares['0']:.0%}/{shares['1']:.0%} of 400 screened "
+                "sampled sequences")
     if facts.get("tie_sequence") is not None:
-        text += f", and an exact tie mu . p = 0 on {list(facts['tie_sequence'])} (checked exactly)"
+        text += (f", and an exact tie {'between the two best classes' if facts.get('classes') else 'mu . p = 0'} "
+                 f"on {list(facts['tie_sequence'])} (checked exactly)")
     else:
         text += " (no exact tie was found among the candidate sequences)"
     if facts.get("why"):
