@@ -85,13 +85,18 @@ def print_labels(out, result: dict[str, Any]) -> None:
     if counts is None:
         return
     where = "in R" if result["theorem"] not in ("3.3", "3.6") else "checked"
-    out.print(f"labels of F* on the sequences {where}: {counts['0']} with F* = 0, {counts['1']} with F* = 1")
+    out.print(f"labels of F* on the sequences {where}: "
+              + ", ".join(f"{n} with F* = {c}" for c, n in counts.items()))
     if result.get("vacuous"):
-        if counts["0"] + counts["1"] == 0:
-            what, missing = "no checked sequence counts (none is in R)", "0 or 1"
-        else:
-            missing = "0" if counts["0"] == 0 else "1"
+        absent = [c for c, n in counts.items() if n == 0]
+        if sum(counts.values()) == 0:
+            what, missing = "no checked sequence counts (none is in R)", " or ".join(counts)
+        elif len(counts) == 2:
+            missing = absent[0]
             what = f"F* = {1 - int(missing)} on every sequence that counts, never {missing}"
+        else:                                   # several classes: name those that never occur
+            missing = " or ".join(absent)
+            what = f"F* is never {missing} on the sequences that count"
         out.print(f"[bold yellow]VACUOUS[/bold yellow]: {what}, so the check could not have failed on a "
                   f"sequence of label {missing}; it says little about the task")
 

@@ -40,6 +40,9 @@ def add_parser(sub) -> None:
                         "certified when exact would exceed the time limit (the report says so)")
     add_json_option(p)
     p.add_argument("--out", metavar="FILE", default=None, help="save the checked instance with its witness")
+    p.add_argument("--classes", type=int, default=None, metavar="K",
+                   help="generate a task with K >= 2 classes (mu a K x |H| matrix, F* = argmax_c mu_c . p, "
+                        "ties to the largest class; checked exactly)")
     add_rationalize_option(p)
     p.set_defaults(run=run)
 

@@ -49,7 +49,8 @@ def adversarial(hmm: HMM, count: int, length: int, *, rng: np.random.Generator,
                 pool: int = 2000, rounds: int = 3) -> list[tuple[int, ...]]:
     """Sequences near the threshold: every sequence of length <= 2, plus ``count`` sequences of
     ``length`` tokens found by greedy token substitution minimising ``|mu . P[H_0 | x]|`` (in
-    float, only to find candidates; verdicts are decided elsewhere).
+    float, only to find candidates; verdicts are decided elsewhere). A ``k``-row task splits
+    ``count`` over the pairs of classes (the margin of ``mu_d - mu_c``).
 
     Each sweep visits the positions left to right and puts there the token with the smallest
     margin, the others fixed. With ``beta_j`` the backward message after position ``j``
@@ -62,6 +63,13 @@ def adversarial(hmm: HMM, count: int, length: int, *, rng: np.random.Generator,
     short = exhaustive(X, min(2, length)) if X ** min(2, length) <= 10_000 else []
     if hmm.mu is None or count < 1:
         return short
+    if np.ndim(hmm.mu) == 2:            # k classes: near the boundary mu_d . p = mu_c . p of each pair
+        k = hmm.mu.shape[0]
+        pairs = [(c, d) for c in range(k) for d in range(c + 1, k)]
+        found = [s for c, d in pairs for s in adversarial(hmm.with_task(hmm.mu[d] - hmm.mu[c]),
+                                                          max(1, count // len(pairs)), length, rng=rng,
+                                                          pool=pool, rounds=rounds)]
+        return list(dict.fromkeys(found))
     A, AT, W, pi0 = iff.float_arrays(hmm)
     WT = np.ascontiguousarray(W.T)
     mu = np.asarray(hmm.mu, dtype=float)

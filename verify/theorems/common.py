@@ -79,20 +79,21 @@ def settle_verdict(report: dict, *, witness_given: bool, failed: dict, construct
     return failed
 
 
-def label_counts(expected) -> dict:
+def label_counts(expected, classes: int = 2) -> dict:
     """The honest-verdict fields of a report (SPEC section 4) from the ``F*`` labels of the
     sequences that count (memory theorems: those in ``R``): ``labels`` ``{"0": n0, "1": n1}``
-    and ``vacuous``, true when a label never occurs (or nothing counts), so that the check
-    could not have failed on it.
+    (``{"0": n0, ..., "k-1": n_{k-1}}`` for a task with ``classes = k``) and ``vacuous``, true
+    when a label never occurs (or nothing counts), so that the check could not have failed on it.
 
     >>> label_counts([1, 1, 0])
     {'labels': {'0': 1, '1': 2}, 'vacuous': False}
+    >>> label_counts([2, 0, 2], classes=3)
+    {'labels': {'0': 1, '1': 0, '2': 2}, 'vacuous': True}
     >>> label_counts([])["vacuous"]
     True
     """
-    ones = sum(1 for e in expected if e == 1)
-    zeros = sum(1 for e in expected if e == 0)
-    return {"labels": {"0": zeros, "1": ones}, "vacuous": zeros == 0 or ones == 0}
+    counts = {str(c): sum(1 for e in expected if e == c) for c in range(classes)}
+    return {"labels": counts, "vacuous": min(counts.values()) == 0}
 
 
 # ---------------------------------------------------------------- work limits (SPEC section 2)

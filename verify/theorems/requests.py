@@ -13,7 +13,7 @@ from ...models.exceptions import InputError
 from .common import check_theorem_flags
 from .registry import theorem_spec
 
-__all__ = ["TheoremRequest", "MODES", "SIZE_LIMITS"]
+__all__ = ["TheoremRequest", "MODES", "SIZE_LIMITS", "MAX_CLASSES"]
 
 MODES = ("exact", "certified", "float")
 
@@ -23,7 +23,9 @@ DEFAULTS = {"vocab": 10, "samples": 10_000}
 ``None`` until then, so a default is never blamed on the user)."""
 
 SIZE_LIMITS = {"hidden": (1, 1000), "vocab": (1, 1000), "samples": (0, 1_000_000), "length": (1, 4096),
-               "memory": (1, 64), "cells": (1, 8)}
+               "memory": (1, 64), "cells": (1, 8),
+               "classes": (2, 16)}
+MAX_CLASSES = SIZE_LIMITS["classes"][1]
 
 
 @dataclass(frozen=True)
@@ -37,11 +39,14 @@ class TheoremRequest:
     arithmetic where exact would exceed the time limit (:func:`verify.common.check_work`).
     ``out`` saves the checked instance with its witness. ``rationalize``
     (a pruning threshold) converts a float instance to an exact one explicitly and reports
-    how far it moved (:func:`headprompt.models.hmm.rationalize.rationalize`).
+    how far it moved (:func:`headprompt.models.hmm.rationalize.rationalize`). ``classes``
+    ``k`` (2..:data:`MAX_CLASSES`) generates a task with ``k`` classes (``mu`` a ``k``-row
+    matrix, ``F* = argmax_c mu_c . p``); a given instance's ``mu`` fixes its classes.
 
     Raises:
         InputError: an unknown theorem or mode, a size outside :data:`SIZE_LIMITS`, both
-            ``hmm`` and ``model``, or a negative seed.
+            ``hmm`` and ``model``, a negative seed, or ``classes`` outside 2..16 or with a
+            given instance.
     """
 
     id: str
@@ -59,6 +64,7 @@ class TheoremRequest:
     mode: str | None = None
     out: str | None = None
     rationalize: float | None = None
+    classes: int | None = None
 
     def __post_init__(self) -> None:
         theorem_spec(self.id)
@@ -69,6 +75,9 @@ class TheoremRequest:
         if self.rationalize is not None and self.hmm is None and self.model is None:
             raise InputError("rationalize: converts a given float instance (hmm or model); a generated "
                              "instance is exact already")
+        if self.classes is not None and (self.hmm is not None or self.model is not None):
+            raise InputError("--classes does not apply with a given instance: its mu fixes the classes "
+                             "(a k x |H| matrix has k); drop --classes")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise InputError(f"--seed {self.seed!r}: expected a nonnegative integer")
         for name, (lo, hi) in SIZE_LIMITS.items():

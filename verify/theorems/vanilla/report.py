@@ -13,6 +13,7 @@ from ....models.generate.generators import full_rank_hmm, prompt_friendly_hmm
 from ....models.hmm.values import HMM
 from ....models.hmm.files import save_instance
 from ....models.hmm.rational import format_array, format_fraction
+from ....models.hmm.task import is_multiclass, num_classes
 
 from ...evidence import sequences as seqs
 from ...evidence.certificates import (check_no_linear_head_certificate, find_no_linear_head_certificate,
@@ -45,19 +46,20 @@ def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
         return model, instance
     hidden = 25 if args.hidden is None else args.hidden
     rng = np.random.default_rng(args.seed)
+    classes = getattr(args, "classes", None)
     if theorem_id == "3.3" and hidden <= args.vocab:
-        model, info = full_rank_hmm(hidden, args.vocab, rng=rng)
+        model, info = full_rank_hmm(hidden, args.vocab, rng=rng, classes=classes)
         how = "generated to satisfy Assumptions 3.1 and 3.2: " + info["recipe"]
     else:
         if args.vocab < 2:
             raise InputError(f"--vocab {args.vocab}: Theorem {theorem_id} instances need at least 2 tokens")
-        model, info = prompt_friendly_hmm(hidden, args.vocab, rng=rng)
+        model, info = prompt_friendly_hmm(hidden, args.vocab, rng=rng, classes=classes)
         how = "generated to satisfy Assumptions 3.2 and 3.5: " + info["recipe"]
         if theorem_id == "3.3":
             how += f" (no instance can satisfy Assumption 3.1 with |H| = {hidden} > |X| = {args.vocab})"
     return model, {"hidden": hidden, "vocab": args.vocab, "seed": args.seed, "source": "generated",
                    "how": how, "tie_sequence": info.get("tie_sequence"),
-                   "label_shares": info.get("label_shares")}
+                   "label_shares": info.get("label_shares"), **({"classes": classes} if classes else {})}
 
 
 def read_witness(path: str, theorem_id: str, hmm: HMM):
@@ -79,7 +81,13 @@ def _sequence_set(args, hmm: HMM, extra=()):
 
 def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0,
                        construction_error: str | None = None) -> dict | None:
-    """Concrete evidence for a failed assumption."""
+    """Concrete evidence for a failed assumption (the certificates and searches are for binary
+    tasks: a ``k``-row task gets a note instead)."""
+    if is_multiclass(hmm.mu):
+        return {"kind": "none-found", "what": f"Assumption(s) {', '.join(sorted(failed))} fail; the "
+                "certificates and constructions without the assumption are for binary tasks, so no evidence "
+                f"is searched for this {num_classes(hmm.mu)}-class task (check one row, or a difference "
+                "mu_d - mu_c, as a binary task)"}
     if "3.1" in failed:
         pool = seqs.exhaustive(hmm.num_tokens, 2)
         cert = find_no_linear_head_certificate(hmm, pool)
@@ -207,6 +215,11 @@ def theorem(args) -> dict:
     hmm, instance = load_or_generate(args, tid)
     conversion = instance.pop("_conversion", None)
     mode, mode_note = check_work(args, hmm)
+    if is_multiclass(hmm.mu) and mode != "exact":
+        mode_note = ((mode_note + "; ") if mode_note else "") + (
+            f"a task with {num_classes(hmm.mu)} classes is decided exactly on every path (the {mode} kernel "
+            "is binary)")
+        mode = "exact"
     results = check_assumptions(hmm, tid)
     sets = results.get("3.5", {}).pop("_sets", None)
     failed = {k: v for k, v in results.items() if not v["holds"]}
@@ -239,7 +252,7 @@ def theorem(args) -> dict:
         res = check_sequences(hmm, tid, witness.b, u, sequences, mode=mode, lam=lam, progress=tick)
         if bar is not None:
             bar.close()
-        report.update(label_counts(res.expected_labels))
+        report.update(label_counts(res.expected_labels, num_classes(hmm.mu)))
         _cross_check(hmm, tid, witness, sequences, mode, res)
         report["sequences"] = {"checked": res.checked, "agree": res.agree, "in_R": res.checked,
                                "length": length, "how": how, "ties": res.ties,
@@ -256,9 +269,9 @@ def theorem(args) -> dict:
                 f_star, f, possible = decide_direct(hmm, tid, witness.b, u, d.sequence)
                 report["counterexample"]["exact_check"] = {
                     "expected": f_star, "got": f, "disagrees": bool(possible and f_star != f)}
-            if args.witness and tid == "3.6":
+            if args.witness and tid == "3.6" and not is_multiclass(hmm.mu):     # binary certificates
                 report["prompt_evidence"] = _given_prompt_evidence(hmm, u)
-        elif mode != "float":
+        elif mode != "float" and not is_multiclass(hmm.mu):         # margins are binary
             report["robustness"] = robustness_block(hmm, tid, witness.b, u, sequences, rationalization=conversion)
     failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
                             construction_error=construction_error)
@@ -301,7 +314,8 @@ def render(result: dict) -> None:
     print_header(out, result)
     w = result.get("witness")
     if w:
-        parts = [f"{k}: {len(v)} entries" if isinstance(v, list) else f"{k}: {v}" for k, v in w.items()]
+        parts = [(f"{k}: {len(v)} x {len(v[0])} entries" if v and isinstance(v[0], list) else f"{k}: {len(v)} entries")
+                 if isinstance(v, list) else f"{k}: {v}" for k, v in w.items()]
         out.print("witness: " + "; ".join(parts))
         if "H_star" in w:
             out.print(f"  H* = {w['H_star']}, B = {w['B']}")
@@ -312,7 +326,8 @@ def render(result: dict) -> None:
     if s:
         out.print(f"sequences ({s['how']}, length <= {s['length']}): {s['agree']}/{s['checked']} agree with F*"
                   + (f", {s['in_R']} in R" if result["theorem"] not in ("3.3", "3.6") else "")
-                  + f"; ties mu.p = 0: {s.get('ties', 0)}; outside supp(P[X]): {s.get('outside_support', 0)}"
+                  + (f"; ties between the two best classes: {s.get('ties', 0)}" if len(result.get("labels") or {}) > 2
+                     else f"; ties mu.p = 0: {s.get('ties', 0)}") + f"; outside supp(P[X]): {s.get('outside_support', 0)}"
                   + ("" if s.get("certified", True) else " [uncertified float verdicts]")
                   + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
                      if s.get("decided_by") else ""))
