@@ -148,11 +148,18 @@ def find_recoverable_states(mhmm: MemoryHMM, *, memory_subset: Sequence[int] | N
 
 
 def _target_support(mu: np.ndarray) -> tuple[int, ...]:
+    """``supp(mu)``; for a ``k``-row task the union of the rows' supports."""
+    if np.ndim(mu) == 2:
+        return tuple(sorted(set().union(*(_target_support(row) for row in mu))))
     return tuple(m for m in range(len(mu)) if mu[m] != 0)
 
 
 def _value_parameters(mhmm: MemoryHMM, dec: SpanDecomposition, S_star, mu) -> tuple[np.ndarray, np.ndarray]:
-    """``Theta_V`` and ``b`` of Lemma C.4 / C.13."""
+    """``Theta_V`` and ``b`` of Lemma C.4 / C.13; for a ``k``-row ``mu``, ``b`` has one row per
+    class (the same ``Theta_V``, ``b_c`` built from ``mu_c``)."""
+    if np.ndim(mu) == 2:
+        parts = [_value_parameters(mhmm, dec, S_star, row) for row in mu]
+        return parts[0][0], np.array([b for _, b in parts], dtype=object)
     n, M, X, S = mhmm.num_states, mhmm.memory_values, mhmm.num_tokens, mhmm.syntax_states
     j_star = mhmm.target_cell
     Theta_V = _zeros(M * n, X)

@@ -223,8 +223,9 @@ class AttentionWitness(_WitnessBase):
     cites: str = "Theorem 4.3, Appendix C.1: Lemma C.2 (q, Theta_K, beta = 0), Lemma C.4 (Theta_V, b)"
 
     def __post_init__(self) -> None:
-        for name, ndim in (("q", 1), ("Theta_K", 2), ("beta", 2), ("Theta_V", 2), ("b", 1)):
+        for name, ndim in (("q", 1), ("Theta_K", 2), ("beta", 2), ("Theta_V", 2)):
             object.__setattr__(self, name, _parameter(getattr(self, name), name, ndim))
+        object.__setattr__(self, "b", _head(self.b))
         if self.u is not None:
             object.__setattr__(self, "u", _parameter(self.u, "u", 1))
             _in_unit_interval(self.u)
@@ -240,7 +241,10 @@ class AttentionWitness(_WitnessBase):
         if self.Theta_V.shape[1] != X or rows < n or rows % n:
             raise WitnessError(f"witness Theta_V: expected shape (|M||H|, {X}) with |H| = {n}, found "
                                f"{self.Theta_V.shape}")
-        _expect(self.b, (rows,), "b", "|M||H| entries, as Theta_V has rows")
+        if self.b.ndim == 2:            # k classes: one row per class (F = argmax_c Attn_c)
+            _expect(self.b, (max(2, self.b.shape[0]), rows), "b", "k >= 2 rows of |M||H| entries, as Theta_V has rows")
+        else:
+            _expect(self.b, (rows,), "b", "|M||H| entries, as Theta_V has rows")
         for name in ("H_star", "S_star", "memory_subset"):
             object.__setattr__(self, name, tuple(int(v) for v in getattr(self, name)))
         object.__setattr__(self, "notes", tuple(self.notes))
@@ -251,6 +255,10 @@ class AttentionWitness(_WitnessBase):
         _expect(self.q, (n + 1,), "q", "|H|+1 entries")
         _expect(self.Theta_K, (n + 1, X), "Theta_K", "(|H|+1) x |X|")
         _expect(self.Theta_V, (M * n, X), "Theta_V", "|M||H| x |X|")
+        if model.mu is not None and np.ndim(model.mu) == 2:
+            _expect(self.b, (model.mu.shape[0], M * n), "b", "one row per class of mu, |M||H| entries each")
+        else:
+            _expect(self.b, (M * n,), "b", "|M||H| entries")
         if self.u is not None:
             L = M ** model.cells * n
             _expect(self.u, (L,), "u", "one entry per lifted state (m_1..m_N, h)")

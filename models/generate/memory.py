@@ -12,7 +12,7 @@ import numpy as np
 from ..inference import exact as ie
 from ..inference import floats as iff
 from ..exceptions import InputError
-from .generators import _task_text, draw_task, stationary_distribution
+from .generators import _task_text, draw_class_task, draw_task, stationary_distribution
 from ..hmm.linalg import rank as exact_rank
 from ..hmm.values import MemoryHMM
 from .sampling import sample
@@ -26,7 +26,7 @@ def _stochastic(rng: np.random.Generator, size: int, lo: int = 1, hi: int = 9) -
 
 
 def generate_instance(theorem_id: str, memory: int, cells: int, syntax: int, vocab: int, *,
-                      rng: np.random.Generator) -> tuple[MemoryHMM, dict]:
+                      rng: np.random.Generator, classes: int | None = None) -> tuple[MemoryHMM, dict]:
     """An exact memory HMM satisfying the theorem's assumptions by construction, with ``R``
     nonempty on a good share of sampled sequences.
 
@@ -43,7 +43,8 @@ def generate_instance(theorem_id: str, memory: int, cells: int, syntax: int, voc
     ``A`` has a cycle through all states plus a self-loop (ergodic); ``mu`` on ``M'`` is drawn by
     :func:`~.generators.draw_task`: both labels on at least 10% of the screened sequences in
     ``R`` and an exact tie on a sequence in ``R``, both checked (the returned facts say so, or
-    say why the sizes make it impossible).
+    say why the sizes make it impossible). With ``classes = k`` ``mu`` has ``k`` rows on ``M'``
+    (:func:`~.generators.draw_class_task`: every class on a real share of those sequences).
 
     Raises:
         InputError: sizes that cannot satisfy the assumptions (naming the limit).
@@ -122,7 +123,7 @@ def generate_instance(theorem_id: str, memory: int, cells: int, syntax: int, voc
     if prompt:
         pi0 = stationary_distribution(A)
     model = MemoryHMM(N, M, S, A, W, pi0, np.array(pM, dtype=object), None, j_star)
-    mu, facts = _memory_task(model, M_rec, trigger if h_t is not None else None, rng=rng)
+    mu, facts = _memory_task(model, M_rec, trigger if h_t is not None else None, rng=rng, classes=classes)
     model = MemoryHMM(N, M, S, A, W, pi0, model.pM, mu, j_star)
     what = ("Assumptions 3.2 and 4.2" if not prompt else f"Assumptions 4.4 and {'4.5' if theorem_id == '4.6' else 'C.5'}")
     return model, {"recipe": f"generated to satisfy {what}: H* = {{{j_star}}} x {{0}}, trigger token {trigger} "
@@ -145,7 +146,8 @@ def _nondegenerate(W, M_rec, h_star, j_star, S, N, prompt) -> bool:
     return rU == len(U) and exact_rank(cols(U + rest)) == rU + exact_rank(cols(rest))
 
 
-def _memory_task(model: MemoryHMM, M_rec, trigger, *, rng, length: int = 8, screen: int = 400):
+def _memory_task(model: MemoryHMM, M_rec, trigger, *, rng, length: int = 8, screen: int = 400,
+                 classes: int | None = None):
     """:func:`~.generators.draw_task` for a memory HMM: ``F*`` reads ``P[M_j* | X = x]``; the
     screened sequences are those in ``R`` by construction (a trigger before the last position,
     so the next position is in ``Z``; every sequence when there is one hidden state)."""
@@ -158,6 +160,11 @@ def _memory_task(model: MemoryHMM, M_rec, trigger, *, rng, length: int = 8, scre
         end = 2 if trigger is None else int(np.argmax(row[:-1] == trigger)) + 2
         candidates.append(tuple(int(z) for z in row[:end]))
     candidates = sorted(dict.fromkeys(candidates), key=len)
+    if classes is not None:
+        return draw_class_task(model.memory_values, M_rec, classes, rng=rng,
+                               exact_posterior=lambda x: ie.memory_posterior(model, x),
+                               float_posteriors=lambda t: iff.memory_posterior(f, t),
+                               tie_candidates=candidates, screen=tokens)
     return draw_task(model.memory_values, M_rec, rng=rng,
                      exact_posterior=lambda x: ie.memory_posterior(model, x),
                      float_posteriors=lambda t: iff.memory_posterior(f, t),

@@ -122,7 +122,8 @@ def check_42(mhmm: MemoryHMM) -> dict:
 def _support_of_mu(mhmm: MemoryHMM) -> list[int]:
     if mhmm.mu is None:
         raise InputError("the instance has no task vector \"mu\"; Assumptions 4.5/C.5 depend on supp(mu)")
-    return [m for m in range(mhmm.memory_values) if mhmm.mu[m] != 0]
+    rows = mhmm.mu if mhmm.mu.ndim == 2 else [mhmm.mu]      # k classes: the union of the rows' supports
+    return [m for m in range(mhmm.memory_values) if any(row[m] != 0 for row in rows)]
 
 
 def check_c5(mhmm: MemoryHMM, name: str = "C.5") -> dict:

@@ -29,7 +29,7 @@ Sequences outside ``R`` are counted apart and never as a success or a failure.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Iterable, Sequence
 
@@ -44,7 +44,7 @@ from ....models.inference import floats as iff
 from ....models.exceptions import InputError, InternalError
 from ....models.hmm.values import MemoryHMM
 from ....models.inference.exact import integer_hmm, scaled_integer_vector
-from ....models.hmm.task import is_tie, label, labels, task_margin
+from ....models.hmm.task import class_label, is_multiclass, is_tie, label, labels, task_margin, task_scores
 
 __all__ = ["MemoryDecision", "MemoryCheckResult", "check_sequences", "region_positions",
            "decide_direct", "identity_check", "FLOAT_TIE_TOLERANCE"]
@@ -202,9 +202,12 @@ def check_sequences(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence
         raise InputError(f"--mode {mode!r}: expected exact, certified or float")
     _check_witness_shapes(mhmm, witness)
     seqs = [tuple(ie.check_tokens(s, mhmm.num_tokens)) for s in sequences]
-    fn = _Functionals(mhmm, witness, H_star)
-    decisions = (_exact_decisions(mhmm, witness, fn, seqs, evaluate_outside_R) if mode == "exact"
-                 else _fast_decisions(mhmm, witness, fn, seqs, evaluate_outside_R, mode == "certified"))
+    if is_multiclass(mhmm.mu):          # k classes: decided exactly in every mode
+        decisions = _class_decisions(mhmm, witness, H_star, seqs, evaluate_outside_R)
+    else:
+        fn = _Functionals(mhmm, witness, H_star)
+        decisions = (_exact_decisions(mhmm, witness, fn, seqs, evaluate_outside_R) if mode == "exact"
+                     else _fast_decisions(mhmm, witness, fn, seqs, evaluate_outside_R, mode == "certified"))
     result = MemoryCheckResult()
     prompt = witness.u is not None
     for d in decisions:
@@ -245,6 +248,38 @@ def _exact_decisions(mhmm, witness, fn: _Functionals, seqs, evaluate_outside_R):
             head_taus = chain.taus(seq, prompt=True)[0] if prompt else taus
             total, d.attended = _exact_head(fn, head_taus, seq, prompt)
             d.got = label(total)
+        yield d
+
+
+def _class_rows(mhmm: MemoryHMM, witness: AttentionWitness) -> list[tuple[MemoryHMM, AttentionWitness]]:
+    """Per class ``c`` of a ``k``-row task: the binary task ``mu_c`` with the head row ``b_c``
+    (the attention parameters are shared, so every class attends to the same positions)."""
+    return [(replace(mhmm, mu=m), replace(witness, b=b)) for m, b in zip(mhmm.mu, witness.b)]
+
+
+def _class_decisions(mhmm, witness, H_star, seqs, evaluate_outside_R):
+    """Exact decisions of a ``k``-row task and head: ``F* = argmax_c mu_c . P[M_j* | x]`` and
+    ``F = argmax_c Attn_c`` (ties to the largest class, :func:`models.hmm.task.class_label`),
+    each score exact (task rows over their own denominators, divided back)."""
+    fns = [_Functionals(m, w, H_star) for m, w in _class_rows(mhmm, witness)]
+    scales = [_int_row(fn.task)[1] for fn in fns]
+    chain = _Chain(mhmm, witness.u)
+    prompt = witness.u is not None
+    for seq in seqs:
+        taus, alpha = chain.taus(seq)
+        possible = sum(alpha) > 0
+        Z = region_positions(taus, fns[0].outside) if possible else ()
+        d = MemoryDecision(seq, bool(possible), Z)
+        if possible and (Z or evaluate_outside_R):
+            stars = [Fraction(int(_dot(fn.task_int, alpha)), d_c) for fn, d_c in zip(fns, scales)]
+            top = sorted(stars)[-2:]
+            d.expected, d.tie = class_label(stars), top[0] == top[1]
+            head_taus = chain.taus(seq, prompt=True)[0] if prompt else taus
+            totals = []
+            for fn in fns:
+                total, d.attended = _exact_head(fn, head_taus, seq, prompt)
+                totals.append(total)
+            d.got = class_label(totals)
         yield d
 
 
@@ -418,7 +453,8 @@ def _fast_decisions(mhmm, witness, fn: _Functionals, seqs, evaluate_outside_R, c
 def _check_witness_shapes(mhmm: MemoryHMM, w: AttentionWitness) -> None:
     n, X, M = mhmm.num_states, mhmm.num_tokens, mhmm.memory_values
     L = M ** mhmm.cells * n
-    want = {"q": (n + 1,), "Theta_K": (n + 1, X), "Theta_V": (M * n, X), "b": (M * n,)}
+    want = {"q": (n + 1,), "Theta_K": (n + 1, X), "Theta_V": (M * n, X),
+            "b": (len(mhmm.mu), M * n) if is_multiclass(mhmm.mu) else (M * n,)}
     for name, shape in want.items():
         got = np.asarray(getattr(w, name)).shape
         if got != shape:
@@ -453,14 +489,23 @@ def decide_direct(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence[i
     if not possible:
         return d
     post = ie.memory_posterior(mhmm, seq)
-    star = task_margin([Fraction(m) for m in mhmm.mu], post)
-    d.expected, d.tie, d.task_margin = label(star), is_tie(star), star
+    if is_multiclass(mhmm.mu):          # k classes: argmax of the exact scores (no single margin)
+        stars = task_scores([[Fraction(m) for m in row] for row in mhmm.mu], post)
+        top = sorted(stars)[-2:]
+        d.expected, d.tie = class_label(stars), top[0] == top[1]
+    else:
+        star = task_margin([Fraction(m) for m in mhmm.mu], post)
+        d.expected, d.tie, d.task_margin = label(star), is_tie(star), star
     if witness.u is None:
         G = [ie.memory_gbar(mhmm, emb, i) for i in range(len(seq))]
         values = emb
     else:
         G = [ie.prompt_gbar(mhmm, witness.u, seq, i) for i in range(len(seq) + 1)]
         values = [ie.reverse_lift(mhmm, [Fraction(v) for v in witness.u])] + emb
+    if is_multiclass(mhmm.mu):
+        outs = [attention(w, G, values) for _, w in _class_rows(mhmm, witness)]
+        d.got, d.attended = class_label([Fraction(r.output) for r in outs]), outs[0].attended
+        return d
     res = attention(witness, G, values)
     d.got, d.attended, d.head_margin = label(res.output), res.attended, Fraction(res.output)
     return d
@@ -502,6 +547,9 @@ def identity_check(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence[
     n, X, M = mhmm.num_states, mhmm.num_tokens, mhmm.memory_values
     j = mhmm.target_cell
     Hs = set(H_star)
+    # (V) holds row by row with one lambda for every class when mu has k rows
+    b_rows = list(np.asarray(witness.b, dtype=object)) if is_multiclass(mhmm.mu) else [np.asarray(witness.b, dtype=object)]
+    mu_rows = list(mhmm.mu) if is_multiclass(mhmm.mu) else [mhmm.mu]
     q = np.asarray(witness.q, dtype=object)
     key = np.asarray(witness.Theta_K, dtype=object).T.dot(q)
     Wf = mhmm.emission_matrix()
@@ -515,7 +563,7 @@ def identity_check(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence[
         expect = [Fraction(1) if ms[j] in M_u else Fraction(0) for ms in configs for _ in range(n)]
         if u != expect:
             why.append("u is not the 0/1 indicator of a set of values of m_j* (eq. C.6's form)")
-        if any(mhmm.mu[m] != 0 and m not in M_u for m in range(M)):
+        if any(row[m] != 0 and m not in M_u for row in mu_rows for m in range(M)):
             why.append("supp(mu) is not inside the set the prompt keeps")
         if list(mhmm.A.dot(mhmm.pi0)) != list(mhmm.pi0):
             why.append("P[H_0] is not stationary (Assumption 4.4), so Proposition C.8 is unavailable")
@@ -539,16 +587,15 @@ def identity_check(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence[
         if not hi < lo:
             why.append(f"the prompt position's score can reach {hi}, not below {lo}")
     ThV_T = np.asarray(witness.Theta_V, dtype=object).T
-    b = np.asarray(witness.b, dtype=object)
     lam = None
     ratios, bad = set(), False
-    for z in range(X):
+    for (b, mu), z in ((pair, z) for pair in zip(b_rows, mu_rows) for z in range(X)):
         g = ThV_T.dot(b * Wf[z])
         for m, h in omega:
             if not prompt and h not in Hs:
                 continue
             lhs = g.dot(Wf[:, m * n + h])
-            rhs = Fraction(mhmm.mu[m]) * mhmm.W[z, m, h] * (1 if h in Hs else 0)
+            rhs = Fraction(mu[m]) * mhmm.W[z, m, h] * (1 if h in Hs else 0)
             if rhs == 0:
                 bad |= lhs != 0
             else:

@@ -16,6 +16,7 @@ from ....models.hmm.values import MemoryHMM
 from ....models.hmm.files import save_instance
 from ....models.hmm.limits import check_lifted_states
 from ....models.hmm.rational import format_array
+from ....models.hmm.task import is_multiclass, num_classes
 from ....models.generate.sampling import sample
 
 from . import assumptions as masm
@@ -64,9 +65,11 @@ def load_or_generate(args, tid: str) -> tuple[MemoryHMM, dict]:
             info["rationalized"] = conversion.to_dict()
     else:
         memory, cells, syntax = _sizes(args, tid)
-        model, gen = generate_instance(tid, memory, cells, syntax, args.vocab, rng=np.random.default_rng(args.seed))
+        classes = getattr(args, "classes", None)
+        model, gen = generate_instance(tid, memory, cells, syntax, args.vocab, rng=np.random.default_rng(args.seed),
+                                       classes=classes)
         info = {"source": "generated", "how": gen["recipe"], "tie_sequence": gen["tie_sequence"],
-                "label_shares": gen["label_shares"]}
+                "label_shares": gen["label_shares"], **({"classes": classes} if classes else {})}
     return model, {"cells": model.cells, "memory": model.memory_values, "syntax_states": model.syntax_states,
                    "hidden": model.num_states, "vocab": model.num_tokens, "target_cell": model.target_cell,
                    "lifted_states": model.lift().num_states, "seed": args.seed, **info}
@@ -170,7 +173,8 @@ def _failed_assumption_evidence(model: MemoryHMM, tid: str, failed: dict) -> dic
     if name is not None:
         ev = failed[name].get("evidence")
         if ev:
-            subset = None if name == "4.2" else [m for m in range(model.memory_values) if model.mu[m] != 0]
+            subset = None if name == "4.2" else sorted({m for row in np.atleast_2d(model.mu) for m in range(model.memory_values)
+                                                           if row[m] != 0})
             ok = _verify_evidence(model, ev, subset)
             return {"kind": "no-recoverable-states", "what": failed[name]["why"], "evidence": ev,
                     "checked": ok,
@@ -189,6 +193,11 @@ def theorem(args) -> dict:
     tid = args.id
     model, instance = load_or_generate(args, tid)
     mode, mode_note = check_work(args, model)
+    if is_multiclass(model.mu) and mode != "exact":
+        mode_note = ((mode_note + "; ") if mode_note else "") + (
+            f"a task with {num_classes(model.mu)} classes is decided exactly on every path (the {mode} kernel "
+            "is binary)")
+        mode = "exact"
     results = masm.check_all(model, tid)
     failed = {k: v for k, v in results.items() if not v["holds"]}
     report = {"theorem": tid, "verdict": None, "mode": mode, **({"mode_note": mode_note} if mode_note else {}),
@@ -204,7 +213,7 @@ def theorem(args) -> dict:
         if H_star is None:
             raise InputError(f"{args.witness}: R (eq. 4.3) needs a set H*, and the non-degeneracy assumption "
                              "finds none on this instance; add \"H_star\" (flattened hidden states) to the witness")
-    elif not failed and tid != "4.3" and all(v == 0 for v in model.mu):
+    elif not failed and tid != "4.3" and all(v == 0 for v in np.ravel(model.mu)):
         witness = zero_task_witness(model, tid)
     elif not failed:
         try:
@@ -226,7 +235,7 @@ def theorem(args) -> dict:
         res = check_sequences(model, witness, H_star, sequences, mode=mode, progress=tick, keep=True)
         if bar is not None:
             bar.close()
-        report.update(label_counts([d.expected for d in res.decisions if d.in_R]))
+        report.update(label_counts([d.expected for d in res.decisions if d.in_R], num_classes(model.mu)))
         res.decisions = []
         if mode != "float":
             cross_check(model, witness, H_star, sequences, count=10, seed=args.seed)
@@ -310,7 +319,9 @@ def render(result: dict) -> None:
     if s:
         out.print(f"sequences ({s['how']}, length {s['length']}): {s['checked']} possible, {s['in_R']} in R "
                   f"({100 * s['share_in_R']:.1f}%), {s['agree']}/{s['in_R']} agree with F* on R; "
-                  f"{s['outside_R']} outside R not counted; ties mu.p = 0 in R: {s['ties']}; "
+                  f"{s['outside_R']} outside R not counted; "
+                  + ("ties between the two best classes" if len(result.get("labels") or {}) > 2 else "ties mu.p = 0")
+                  + f" in R: {s['ties']}; "
                   f"attended set = Z on {s['attended_is_Z']}"
                   + (f"; decided by: {', '.join(f'{k} {v}' for k, v in s['decided_by'].items())}"
                      if s.get("decided_by") else "")
