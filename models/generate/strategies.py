@@ -172,8 +172,14 @@ def hmms(*, num_states: int | st.SearchStrategy | None = None,
          sparsity: float | st.SearchStrategy = 0.0, start_sparsity: float | st.SearchStrategy = 0.0,
          exact: bool | st.SearchStrategy = True, with_task: bool | st.SearchStrategy = False,
          max_weight: int | st.SearchStrategy = 6, theorem: str | None = None,
-         satisfy: Iterable[str] | None = None, violate: str | None = None) -> st.SearchStrategy[HMM]:
+         satisfy: Iterable[str] | None = None, violate: str | None = None,
+         classes: int | st.SearchStrategy | None = None) -> st.SearchStrategy[HMM]:
     """Vanilla HMMs (SPEC section 1).
+
+    ``classes = k`` (2..8) gives a ``k``-row task (``F* = argmax_c mu_c . p``, ties to the
+    largest class; implies ``with_task``): generic rows in -3..3; with a ``theorem``, row 0 is
+    the family's own ``mu`` and the other rows are drawn on its support, so ``supp`` of the
+    task (the union of the rows') and with it every assumption's status is unchanged.
 
     Generic (no ``theorem``): ``num_states`` defaults to 1..4 and ``num_tokens`` to 1..3;
     ``with_task`` adds an integer task ``mu`` in -3..3 (ties possible).
@@ -196,6 +202,8 @@ def hmms(*, num_states: int | st.SearchStrategy | None = None,
     _check_bool("exact", exact)
     _check_bool("with_task", with_task)
     _check_int("max_weight", max_weight, 1)
+    if classes is not None:
+        _check_int("classes", classes, 2, 8)
     holds = _theorem_sets(theorem, satisfy, violate, _VANILLA, "hmms")
     if holds is not None and isinstance(num_states, int) and isinstance(num_tokens, int):
         why = families.feasible_vanilla(num_states, num_tokens, holds)
@@ -203,10 +211,30 @@ def hmms(*, num_states: int | st.SearchStrategy | None = None,
             raise InvalidArgument(f"hmms(theorem={theorem!r}, num_states={num_states}, "
                                   f"num_tokens={num_tokens}): {why}")
     if holds is not None:
-        return _family_hmms(num_states, num_tokens, exact, max_weight, holds)
-    return _generic_hmms(st.integers(1, 4) if num_states is None else num_states,
-                         st.integers(1, 3) if num_tokens is None else num_tokens,
-                         sparsity, start_sparsity, exact, with_task, max_weight)
+        base = _family_hmms(num_states, num_tokens, exact, max_weight, holds)
+    else:
+        base = _generic_hmms(st.integers(1, 4) if num_states is None else num_states,
+                             st.integers(1, 3) if num_tokens is None else num_tokens,
+                             sparsity, start_sparsity, exact, with_task if classes is None else True, max_weight)
+    return base if classes is None else _with_classes(base, classes, holds is not None)
+
+
+@st.composite
+def _with_classes(draw, base, classes, keep_support: bool):
+    """``base``'s HMM with a ``k``-row task: row 0 is its ``mu``, rows ``1..k-1`` are integers
+    in -3..3 on ``supp(mu)`` (``keep_support``: a theorem family's assumptions read it) or on
+    every state."""
+    hmm = draw(base)
+    k = _draw(draw, classes, lambda v: _check_int("classes", v, 2, 8))
+    mu = np.asarray(hmm.mu)
+    support = ([h for h in range(hmm.num_states) if mu[h] != 0] if keep_support
+               else list(range(hmm.num_states)))
+    rows = [list(mu)]
+    for _ in range(k - 1):
+        row = [Fraction(draw(st.integers(-3, 3))) if h in support else Fraction(0) for h in range(hmm.num_states)]
+        rows.append(row)
+    M = np.array(rows, dtype=object)
+    return hmm.with_task(M if hmm.exact else M.astype(float))
 
 
 @st.composite
