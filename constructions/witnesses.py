@@ -67,7 +67,11 @@ def _parameter(value: Any, name: str, ndim: int) -> np.ndarray:
 def _head(value: Any) -> np.ndarray:
     """A vanilla head ``b``: a vector over ``X`` (binary task) or a ``k x |X|`` matrix, one row
     per class (``F(x) = argmax_c b_c . g``, ties to the largest class)."""
-    return _parameter(value, "b", 2 if np.ndim(np.asarray(value, dtype=object)) == 2 else 1)
+    shape = np.shape(np.asarray(value, dtype=object))
+    if len(shape) == 2 and shape[0] < 2:
+        raise WitnessError(f"witness b: expected a 1-dimensional array (one weight per token) or k >= 2 rows "
+                           f"(one per class), found shape {shape}")
+    return _parameter(value, "b", 2 if len(shape) == 2 else 1)
 
 
 def _expect_head(b: np.ndarray, model: HMM) -> None:
