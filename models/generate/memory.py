@@ -180,7 +180,8 @@ def break_nondegeneracy(model: MemoryHMM, prompt: bool) -> tuple[MemoryHMM, str]
     """
     W = model.W.copy()
     S, j = model.syntax_states, model.target_cell
-    M_rec = [m for m in range(model.memory_values) if not prompt or model.mu[m] != 0]
+    rows = np.atleast_2d(model.mu)              # k classes: supp(mu) is the union of the rows'
+    M_rec = [m for m in range(model.memory_values) if not prompt or any(r[m] != 0 for r in rows)]
     if len(M_rec) >= 2:
         for s in range(S):
             W[:, M_rec[1], j * S + s] = W[:, M_rec[0], j * S + s]

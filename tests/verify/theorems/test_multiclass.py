@@ -206,3 +206,19 @@ def test_memory_decisions_agree_with_path_sums():
         assert d.expected == _last_argmax([sum(m * p for m, p in zip(row, post)) for row in model.mu])
         seen.add(d.expected)
     assert len(seen) >= 2
+
+
+def test_failed_assumptions_on_k_classes_are_exit_3_not_a_crash(capsys, tmp_path):
+    from headprompt.models.generate.memory import break_nondegeneracy
+    from headprompt.models.hmm.files import save_instance
+
+    model, _ = generate_instance("4.6", 3, 1, 2, 6, rng=np.random.default_rng(0), classes=3)
+    broken, _ = break_nondegeneracy(model, True)
+    path = tmp_path / "broken.json"
+    save_instance(broken, path)
+    code, d, _ = run_json(capsys, ["theorem", "4.6", "--hmm", str(path), "--samples", "50"])
+    assert code == 3 and d["verdict"] == "assumptions-fail"
+    assert d["counterexample"]["checked"] is True                # the per-state certificates, rechecked
+    code, d, _ = run_json(capsys, ["theorem", "3.3", "--classes", "3", "--hidden", "5", "--vocab", "3",
+                                   "--samples", "50"])
+    assert code == 3 and "binary" in d["counterexample"]["what"]

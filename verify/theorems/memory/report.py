@@ -161,6 +161,10 @@ def construction_evidence(model: MemoryHMM, tid: str) -> dict:
 
 def _assumption_counterexample(model: MemoryHMM, tid: str, failed: dict) -> dict:
     out = _failed_assumption_evidence(model, tid, failed)
+    if is_multiclass(model.mu):             # the relaxed construction's check is binary
+        out["construction"] = {"what": f"the recipe applied anyway is checked for binary tasks only; not run for "
+                                       f"this {num_classes(model.mu)}-class task", "disagreement": None}
+        return out
     try:
         out["construction"] = construction_evidence(model, tid)
     except ConstructionError as exc:
