@@ -68,7 +68,8 @@ class TheoremReport:
         again the slow, general way, exactly: ``sequence``, ``possible``, ``in_R``, ``F_star``,
         ``F``, ``agree``, ``tie``, and the margins ``task_margin`` (``mu . P[H_0 | x]``, or
         ``mu . P[M_j* | x]``) and ``head_margin`` (the head's output before the threshold), as
-        exact ``Fraction`` values. Empty when no witness was checked. Costs about a millisecond
+        exact ``Fraction`` values (``None`` for a task with several classes, decided by
+        argmax of its scores). Empty when no witness was checked. Costs about a millisecond
         per sequence and state (it recomputes every posterior and ``G`` exactly).
         """
         from fractions import Fraction
@@ -86,12 +87,19 @@ class TheoremReport:
                             "F_star": d.expected, "F": d.got, "agree": d.in_R and d.expected == d.got,
                             "tie": d.tie, "task_margin": d.task_margin, "head_margin": d.head_margin})
             return out
-        from ..models.hmm.task import label
+        from ..models.hmm.task import class_label, is_multiclass, label
         from .theorems.vanilla.check import margins_direct
 
         b, u = witness.b, getattr(witness, "u", None)
         for seq in self.details["sequences"]:
             star, head, possible = margins_direct(model, self.request.id, b, u, seq)
+            if is_multiclass(model.mu):     # k classes: the scores decide, there is no one margin
+                top = sorted(star)[-2:]
+                out.append({"sequence": list(seq), "possible": possible, "in_R": possible,
+                            "F_star": class_label(star), "F": class_label(head),
+                            "agree": possible and class_label(star) == class_label(head),
+                            "tie": possible and top[0] == top[1], "task_margin": None, "head_margin": None})
+                continue
             out.append({"sequence": list(seq), "possible": possible, "in_R": possible,
                         "F_star": label(star), "F": label(head), "agree": possible and label(star) == label(head),
                         "tie": possible and star == 0, "task_margin": Fraction(star), "head_margin": Fraction(head)})

@@ -222,3 +222,14 @@ def test_failed_assumptions_on_k_classes_are_exit_3_not_a_crash(capsys, tmp_path
     code, d, _ = run_json(capsys, ["theorem", "3.3", "--classes", "3", "--hidden", "5", "--vocab", "3",
                                    "--samples", "50"])
     assert code == 3 and "binary" in d["counterexample"]["what"]
+
+
+def test_report_rows_of_k_classes_match_path_sums():
+    report = check(None, "3.3", classes=3, hidden=3, vocab=4, exhaustive=True, length=2)
+    model = report.details["model"]
+    truth = _oracle_decisions(model, "3.3", report.details["witness"].b, None, seqs.exhaustive(4, 2))
+    rows = [r for r in report.rows() if r["possible"]]
+    assert len(rows) == len(truth) > 0
+    for r in rows:
+        assert truth[tuple(r["sequence"])] == (r["F_star"], r["F"]) and r["agree"]
+        assert r["task_margin"] is None                          # no single margin for k classes
