@@ -163,8 +163,10 @@ def _exact_task(mu: np.ndarray | None) -> tuple[np.ndarray | None, Fraction]:
         return None, Fraction(0)
     if mu.dtype == object:
         return mu, Fraction(0)
-    new = np.array([Fraction(Decimal(repr(float(v)))) for v in mu], dtype=object)
-    return new, max(abs(Fraction(float(v)) - w) for v, w in zip(mu, new))
+    new = np.empty(mu.shape, dtype=object)          # a vector, or k rows for k classes
+    for idx, v in np.ndenumerate(mu):
+        new[idx] = Fraction(Decimal(repr(float(v))))
+    return new, max(abs(Fraction(float(v)) - new[idx]) for idx, v in np.ndenumerate(mu))
 
 
 @dataclass(frozen=True)
