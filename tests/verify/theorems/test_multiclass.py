@@ -233,3 +233,20 @@ def test_report_rows_of_k_classes_match_path_sums():
     for r in rows:
         assert truth[tuple(r["sequence"])] == (r["F_star"], r["F"]) and r["agree"]
         assert r["task_margin"] is None                          # no single margin for k classes
+
+
+def test_generated_tie_is_a_real_tie_between_the_two_best_classes():
+    hmm, info = full_rank_hmm(3, 4, rng=np.random.default_rng(1), classes=3)
+    assert info["tie_sequence"] is not None
+    post = oracle.path_posterior(hmm, list(info["tie_sequence"]), 0)
+    scores = sorted(sum(m * p for m, p in zip(row, post)) for row in hmm.mu)
+    assert scores[-1] == scores[-2]
+
+
+def test_a_float_k_class_model_is_rationalized_entrywise():
+    hmm, _ = full_rank_hmm(3, 4, rng=np.random.default_rng(1), classes=3)
+    report = check(hmm.to_float(), "3.3", rationalize=0.0, exhaustive=True, length=2)
+    assert report.data["verdict"] == "verified"
+    exact = report.details["model"].mu
+    assert exact.shape == (3, 3)
+    assert all(exact[c][h] == Fr(str(float(hmm.mu[c][h]))) for c in range(3) for h in range(3))
