@@ -548,7 +548,8 @@ def identity_check(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence[
     j = mhmm.target_cell
     Hs = set(H_star)
     # (V) holds row by row with one lambda for every class when mu has k rows
-    b_rows = list(np.asarray(witness.b, dtype=object)) if is_multiclass(mhmm.mu) else [np.asarray(witness.b, dtype=object)]
+    b_all = np.asarray(witness.b, dtype=object)
+    b_rows = list(b_all) if is_multiclass(mhmm.mu) else [b_all]
     mu_rows = list(mhmm.mu) if is_multiclass(mhmm.mu) else [mhmm.mu]
     q = np.asarray(witness.q, dtype=object)
     key = np.asarray(witness.Theta_K, dtype=object).T.dot(q)
