@@ -20,17 +20,40 @@ tasks this way: the certified and float kernels stay binary.
 
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass
 from fractions import Fraction
-from typing import Sequence
+from types import SimpleNamespace
+from typing import Any, Sequence
 
 import flint
 import numpy as np
 
+from ...models.exceptions import LimitError
 from ...models.hmm.integer import scaled_integer_vector
-from ...models.hmm.task import class_label
+from ...models.hmm.task import class_label, num_classes
 from ...models.inference import exact as ie
+from .common import check_work
 
-__all__ = ["MulticlassRows", "multiclass_identity", "multiclass_columns"]
+__all__ = ["MulticlassRows", "multiclass_identity", "multiclass_columns", "multiclass_mode"]
+
+
+def multiclass_mode(args: Any, model: Any, mode: str, note: str | None) -> tuple[str, str | None]:
+    """The mode of a ``k``-class check: always ``exact`` (the certified and float kernels are
+    binary). Another mode (asked for, or chosen automatically) becomes ``exact`` with a note,
+    within the same work limit as an exact run (:func:`..common.check_work`).
+
+    Raises:
+        LimitError: the exact run is estimated beyond the limit (no certified way out here).
+    """
+    if mode == "exact":
+        return mode, note
+    given = ({f.name: getattr(args, f.name) for f in fields(args)} if is_dataclass(args) else dict(vars(args)))
+    try:
+        check_work(SimpleNamespace(**{**given, "mode": "exact"}), model)
+    except LimitError as exc:
+        raise LimitError(f"a task with {num_classes(model.mu)} classes is decided exactly on every path: "
+                         + str(exc).replace(", or --mode certified (still a proof)", "")) from None
+    return "exact", f"a task with {num_classes(model.mu)} classes is decided exactly on every path (the {mode} kernel is binary)"
 
 
 def multiclass_identity(lhs_rows: Sequence[Sequence[Fraction]], rhs_rows: Sequence[Sequence[Fraction]],

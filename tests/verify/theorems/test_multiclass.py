@@ -250,3 +250,9 @@ def test_a_float_k_class_model_is_rationalized_entrywise():
     exact = report.details["model"].mu
     assert exact.shape == (3, 3)
     assert all(exact[c][h] == Fr(str(float(hmm.mu[c][h]))) for c in range(3) for h in range(3))
+
+
+def test_a_k_class_run_beyond_the_exact_limit_is_refused_without_a_certified_way_out(capsys):
+    code, _, err = run_json_err(capsys, ["theorem", "3.6", "--classes", "3", "--hidden", "60",
+                                         "--samples", "300000", "--length", "64"])
+    assert code == 2 and "decided exactly" in err and "--mode certified" not in err

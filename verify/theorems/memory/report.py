@@ -26,6 +26,7 @@ from ...render import progress_bar
 from ...api import DETAILS
 from ..common import check_work, label_counts, load_task_instance, settle_verdict
 from ..rationalized import rationalized_source
+from ..multiclass import multiclass_mode
 
 __all__ = ["theorem", "render", "counterexample", "generate_instance", "read_witness", "zero_task_witness",
            "break_nondegeneracy", "sequence_set"]
@@ -197,11 +198,8 @@ def theorem(args) -> dict:
     tid = args.id
     model, instance = load_or_generate(args, tid)
     mode, mode_note = check_work(args, model)
-    if is_multiclass(model.mu) and mode != "exact":
-        mode_note = ((mode_note + "; ") if mode_note else "") + (
-            f"a task with {num_classes(model.mu)} classes is decided exactly on every path (the {mode} kernel "
-            "is binary)")
-        mode = "exact"
+    if is_multiclass(model.mu):
+        mode, mode_note = multiclass_mode(args, model, mode, mode_note)
     results = masm.check_all(model, tid)
     failed = {k: v for k, v in results.items() if not v["holds"]}
     report = {"theorem": tid, "verdict": None, "mode": mode, **({"mode_note": mode_note} if mode_note else {}),

@@ -23,6 +23,7 @@ from ...render import progress_bar
 from ...api import DETAILS
 from ..common import check_work, label_counts, load_task_instance, settle_verdict
 from ..rationalized import rationalized_source
+from ..multiclass import multiclass_mode
 from ..registry import check_assumptions
 from ...evidence.robustness import robustness_block
 
@@ -215,11 +216,8 @@ def theorem(args) -> dict:
     hmm, instance = load_or_generate(args, tid)
     conversion = instance.pop("_conversion", None)
     mode, mode_note = check_work(args, hmm)
-    if is_multiclass(hmm.mu) and mode != "exact":
-        mode_note = ((mode_note + "; ") if mode_note else "") + (
-            f"a task with {num_classes(hmm.mu)} classes is decided exactly on every path (the {mode} kernel "
-            "is binary)")
-        mode = "exact"
+    if is_multiclass(hmm.mu):
+        mode, mode_note = multiclass_mode(args, hmm, mode, mode_note)
     results = check_assumptions(hmm, tid)
     sets = results.get("3.5", {}).pop("_sets", None)
     failed = {k: v for k, v in results.items() if not v["holds"]}
