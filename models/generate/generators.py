@@ -19,7 +19,7 @@ from ..hmm.linalg import rank, solve
 from ..hmm.rational import denominator_for, round_to_denominator
 from ..hmm.rationalize import rationalize
 
-__all__ = ["softmax_temperature", "permutation_mixture", "appendix_d_hmm", "appendix_d_memory_hmm",
+__all__ = ["softmax_temperature", "permutation_mixture", "appendix_d_hmm", "appendix_d_memory_hmm", "hidden_memory_hmm",
            "prompt_friendly_hmm", "full_rank_hmm", "task_with_tie", "with_stationary_start",
            "random_exact_hmm", "sparse_transitions", "stationary_distribution",
            "draw_task", "draw_class_task", "class_share", "MIN_LABEL_SHARE"]
@@ -451,3 +451,58 @@ def with_stationary_start(hmm: HMM) -> HMM:
         InputError: when ``A`` is not irreducible (no unique stationary distribution).
     """
     return HMM(hmm.A, hmm.W, stationary_distribution(hmm.A), hmm.mu)
+
+
+def hidden_memory_hmm(memory_values: int, syntax_states: int = 4, num_tokens: int = 10, *,
+                      rng: np.random.Generator, visit: float = 0.5, mixing: float = 0.02,
+                      exact: bool = False, max_denominator: int = 10**4) -> MemoryHMM:
+    """A single-cell memory HMM whose tokens alone hardly reveal the memory (Figure 3 right's
+    variant, issue 18): the memory shows only in the emissions of one rarely visited syntax
+    state ``0``, whose tokens look like those of state ``1``; only the order of the tokens says
+    which positions were state ``0``.
+
+    The syntax chain (``A[i, j] = P[H_{t+1} = i | H_t = j]``) is the cycle ``1 -> 2 -> .. ->
+    S-1``, then ``S-1 -> 0`` with probability ``visit`` (else ``S-1 -> 1``) and ``0 -> 1``,
+    mixed with the uniform chain by ``mixing`` (so it is ergodic, Assumption 3.2); ``pi0`` its
+    (float) stationary distribution, ``pM`` a temperature-10 softmax. Tokens are split into
+    ``S - 1`` blocks; state ``h >= 1`` emits on block ``h`` only (shared by every memory value,
+    a temperature-1 softmax); ``W[:, m, 0]`` puts most of its mass on block ``1`` (random
+    logits per ``m``) and a little on every token, so the columns ``W[:, m, 0]`` are
+    independent and meet the span of the shared columns only in 0 (Assumption 4.2 with
+    ``H* = {0}``, generically; check the drawn instance with ``verify assumptions 4.3``).
+
+    Shapes: ``W`` ``[X, M, S]``, ``A`` ``[S, S]``. Raises ``InputError`` for sizes below 1,
+    fewer than 3 syntax states, ``M + S - 1 > X`` (then 4.2 cannot hold), or ``visit`` /
+    ``mixing`` outside ``(0, 1)``.
+    """
+    _check_sizes(memory_values=memory_values, syntax_states=syntax_states, num_tokens=num_tokens)
+    if syntax_states < 3:
+        raise InputError(f"syntax_states: expected at least 3, found {syntax_states}")
+    if memory_values + syntax_states - 1 > num_tokens:
+        raise InputError(f"memory_values + syntax_states - 1 = {memory_values + syntax_states - 1} exceeds "
+                         f"num_tokens {num_tokens}: the columns W[:, m, 0] cannot be independent of the rest")
+    for name, v in (("visit", visit), ("mixing", mixing)):
+        if not 0 < v < 1:
+            raise InputError(f"{name}: expected a number in (0, 1), found {v!r}")
+    S, X, M = syntax_states, num_tokens, memory_values
+    B = np.zeros((S, S))
+    B[1, 0] = 1.0
+    for h in range(1, S - 1):
+        B[h + 1, h] = 1.0
+    B[0, S - 1], B[1, S - 1] = visit, 1 - visit
+    A = (1 - mixing) * B + mixing / S
+    vals, vecs = np.linalg.eig(A)
+    pi0 = np.abs(np.real(vecs[:, np.argmin(np.abs(vals - 1))]))
+    pi0 /= pi0.sum()
+    blocks = np.array_split(np.arange(X), S - 1)
+    W = np.zeros((X, M, S))
+    for h in range(1, S):
+        W[blocks[h - 1], :, h] = softmax_temperature(len(blocks[h - 1]), 1.0, rng)[:, None]
+    for m in range(M):
+        logits = np.full(X, -3.0) + 0.5 * rng.standard_normal(X)
+        logits[blocks[0]] = 2.0 * rng.standard_normal(len(blocks[0]))
+        w = np.exp(logits - logits.max())
+        W[:, m, 0] = w / w.sum()
+    pM = softmax_temperature(M, 10.0, rng)
+    model = MemoryHMM.create(1, M, S, A, W, pi0, pM, exact=False)
+    return rationalize(model, prune_below=0, max_denominator=max_denominator).model if exact else model

@@ -1,8 +1,9 @@
 """``verify experiment fig3-left|fig3-right``: the paper's Figure 3 with the exact-G oracle.
 
 Writes ``results.csv``, ``summary.json`` and a PNG into ``--out DIR`` (SPEC section 4); with
-``--json`` prints the summary as one JSON object. Progress bars go to stderr. Exit code 0 when
-every job completed (whether or not the predictions held; the summary says), 2 on bad input
+``--json`` prints the summary as one JSON object. Progress goes to stderr (with or without
+``--json``): a bar on a terminal, otherwise one line per finished job with elapsed time and ETA.
+Exit code 0 when every job completed (whether or not the predictions held; the summary says), 2 on bad input
 (decided before any training), 4 when a job failed (the others are kept and cached; a rerun
 resumes). This module imports no torch: ``verify --help`` stays fast.
 """
@@ -59,6 +60,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "tiny and cpu scales, else 1)")
     p.add_argument("--cached-only", action="store_true",
                    help="run nothing: summarise the jobs of this sweep that already finished")
+    p.add_argument("--model", choices=("both", "mlm", "exact"), default="both",
+                   help="which backbones: both (default), the pretrained MLM only, or the exact Gbar only "
+                        "(no pretraining: e.g. --scale paper on a CPU)")
+    p.add_argument("--memory-hmm", choices=("appendix-d", "hidden"), default=None,
+                   help="fig3-right's memory HMM: Appendix D's, or one whose tokens alone hardly reveal the "
+                        "memory (default: the scale's, appendix-d)")
     p.add_argument("--out", metavar="DIR", default=None, help="output directory (default runs/NAME-SCALE)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
@@ -89,9 +96,10 @@ def run(args: argparse.Namespace) -> int:
     workers = args.workers or (len(os.sched_getaffinity(0)) if one else 1)
     try:
         summary = run_experiment(args.name, args.scale, device=device, trials=args.trials, seed=args.seed,
-                                 out=out, progress=not args.json, config=args.config,
+                                 out=out, progress=True, config=args.config,
                                  share_pretraining=args.share_pretraining, ray=args.ray,
-                                 threads=1 if one else None, cached_only=args.cached_only, workers=workers)
+                                 threads=1 if one else None, cached_only=args.cached_only, workers=workers,
+                                 models=args.model, memory_hmm=args.memory_hmm)
     finally:
         torch.set_num_threads(threads)
     code = 4 if summary["failed_jobs"] else 0
@@ -120,10 +128,9 @@ def run(args: argparse.Namespace) -> int:
                   f"loss gap {q['loss_gap_mean']:.3f} nats: {'passed' if q['passed'] else 'FAILED'} the gate "
                   f"(TV <= {q['threshold']})")
     for p in summary["predictions"]:
-        con.print(f"{'held' if p['held'] else 'did not hold'}: {p['claim']}\n  {p['evidence']}", markup=False)
+        con.print(f"{p['verdict']}: {p['claim']}\n  {p['evidence']}", markup=False)
     for c in summary["controls"]:
-        con.print(f"{'beaten' if c['beaten'] else 'not beaten'} ({c['model']}): {c['control']}\n  {c['evidence']}",
-                  markup=False)
+        con.print(f"control ({c['model']}) {c['control']}: {c['verdict']}\n  {c['evidence']}", markup=False)
     con.print(f"wrote {out}/results.csv, summary.json, {args.name}.png in {time.perf_counter() - t0:.1f}s "
               f"({summary['jobs']['reused']} of {summary['jobs']['total']} jobs reused from the cache)")
     return code

@@ -28,7 +28,7 @@ from pathlib import Path
 from ...models.hmm.files import read_text_file
 from ...models.exceptions import InputError
 
-__all__ = ["SCALE_NAMES", "NUM_TOKENS", "SYNTAX_STATES", "EXPERIMENTS", "SETTING_KEYS", "Scale", "SCALES", "scale_to_dict",
+__all__ = ["SCALE_NAMES", "MEMORY_HMMS", "NUM_TOKENS", "SYNTAX_STATES", "EXPERIMENTS", "SETTING_KEYS", "Scale", "SCALES", "scale_to_dict",
            "scale_from_dict", "load_config_file"]
 
 NUM_TOKENS = 10
@@ -57,6 +57,8 @@ class Scale:
     memory_values: tuple = (2, 3, 5, 7)
     trials_left: int = 20
     trials_right: int = 5
+    memory_hmm: str = "appendix-d"      # fig3-right's memory HMM: "appendix-d" or "hidden" (issue 18)
+    hidden_visit: float = 0.3           # the "hidden" HMM's probability of visiting the memory state
 
 
 def _scales() -> dict:
@@ -113,7 +115,8 @@ class _LazyScales(Mapping):
 SCALES = _LazyScales()
 
 _SECTIONS = ("model", "pretrain", "task", "tune")
-_TOP = ("hidden_sizes", "memory_values", "trials_left", "trials_right")
+_TOP = ("hidden_sizes", "memory_values", "trials_left", "trials_right", "memory_hmm", "hidden_visit")
+MEMORY_HMMS = ("appendix-d", "hidden")
 
 
 def scale_to_dict(scale: Scale) -> dict:
@@ -171,6 +174,14 @@ def scale_from_dict(base: Scale, overrides: dict, *, source: str = "config") -> 
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InputError(f"{source}: {key} must be a positive integer, found {value!r}")
             changes[key] = value
+        elif key == "memory_hmm":
+            if value not in MEMORY_HMMS:
+                raise InputError(f"{source}: memory_hmm must be one of {', '.join(MEMORY_HMMS)}, found {value!r}")
+            changes[key] = value
+        elif key == "hidden_visit":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+                raise InputError(f"{source}: hidden_visit must be a number in (0, 1), found {value!r}")
+            changes[key] = float(value)
         else:
             raise InputError(f"{source}: unknown setting {key!r} (known: {', '.join(_SECTIONS + _TOP)})")
     return dataclasses.replace(base, **changes)

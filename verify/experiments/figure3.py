@@ -13,13 +13,17 @@ the paper does ("trials of pretraining and finetuning"); ``share_pretraining`` k
 one MLM per setting (Appendix D's design) and redraws only the task. Each MLM passes through
 the quality gate (:func:`models.mlm_gate.quality`: mean TV to the exact ``G_i`` at masked positions
 of held-out sequences, and the loss gap); a setting whose MLM failed in any trial never counts
-toward a prediction. Predictions are paired verdicts (:mod:`verify.experiment_stats`).
+toward a prediction. Each claim and each control is decided by one pooled paired test over its
+(setting, trial) pairs (:func:`.stats.pooled_test`): ``supported``, ``contradicted`` or
+``inconclusive``, with estimate, 95% interval, p-value and the smallest detectable effect.
 
-The modules: :mod:`.experiment_config` (scales, ``--config``), :mod:`.experiment_jobs` (one
-(setting, trial) job, cached), :mod:`.experiment_stats` (intervals, verdicts, controls),
-:mod:`.experiment_plot` and :mod:`.experiment_ray` (the jobs as Ray tasks).
+The modules: :mod:`.config` (scales, ``--config``), :mod:`.jobs` (one (setting, trial) job,
+cached), :mod:`.stats` (intervals, pooled verdicts, controls), :mod:`.plot` and
+:mod:`.ray_tasks` (the jobs as Ray tasks).
 
-Outputs in ``out``: ``results.csv`` (one row per trial, model and method, with the gate
+Outputs in ``out``: ``results.csv`` (one row per trial, model and method, controls included
+(``control``), each naming its HMM (``hmm``, ``hmm_seed``, ``hmm_index``) and pretraining
+(``pretrain_key``, the checkpoint cache key; empty for exact-only rows), with the gate
 figures), ``summary.json`` (SPEC section 4, plus ``quality``, ``controls``, ``control_rows``,
 ``majority``, ``failed_jobs``, the full ``config``, ``seed``, ``version``) and a PNG.
 """
@@ -27,6 +31,7 @@ figures), ``summary.json`` (SPEC section 4, plus ``quality``, ``controls``, ``co
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -69,6 +74,13 @@ def _check_out(out: Path) -> Path:
     return check_writable_dir(out, "--out")
 
 
+def _note(spec: dict, result: dict) -> str:
+    """The per-job progress note: the setting, the trial, the job's seconds or its error."""
+    setting = ", ".join(f"{k}={v}" for k, v in spec["setting"].items())
+    done = f"failed: {result['error']}" if "error" in result else f"{result.get('seconds', 0):.0f} s"
+    return f"{setting}, trial {spec['trial']}: {done}"
+
+
 def _run_in_pool(specs: list[dict], workers: int, on_result, bar) -> None:
     """Run ``specs`` in ``workers`` spawned processes (torch is not fork-safe), reporting each
     result as it arrives; a worker that dies fails its job only."""
@@ -87,13 +99,14 @@ def _run_in_pool(specs: list[dict], workers: int, on_result, bar) -> None:
             except Exception as exc:   # noqa: BLE001 - a lost worker fails its job only
                 result = {"key": job_key(spec), "error": f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"}
             on_result(spec, result)
-            bar.update(1)
+            bar.update(1, note=_note(spec, result))
 
 
 def run_experiment(name: str, scale: str, *, device, trials: int | None = None, seed: int = 0,
                    out: Path | str | None = None, progress: bool = True, config: dict | str | Path | None = None,
                    share_pretraining: bool = False, ray: str | bool | None = None,
-                   threads: int | None = None, cached_only: bool = False, workers: int = 1) -> dict:
+                   threads: int | None = None, cached_only: bool = False, workers: int = 1,
+                   models: str = "both", memory_hmm: str | None = None) -> dict:
     """Run ``fig3-left`` or ``fig3-right`` at ``scale``; write the outputs into ``out``
     (default ``runs/<name>-<scale>``) and return the summary dict (SPEC section 4).
 
@@ -101,11 +114,16 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     Ray instance; any other string is the address of a Ray cluster to join. ``workers`` > 1
     (without ``ray``) runs that many jobs at once in local worker processes. ``cached_only``
     runs nothing and summarises the jobs already finished (a sweep in progress); the others are
-    counted under ``jobs.missing``.
+    counted under ``jobs.missing``. ``models``: ``both``, ``mlm`` or ``exact`` (only the exact-``Gbar``
+    rows and the token-only control: no pretraining, e.g. the paper's setting on a CPU).
+    ``memory_hmm`` (``appendix-d`` or ``hidden``, :func:`models.generate.generators.hidden_memory_hmm`)
+    overrides the scale's fig3-right memory HMM. One line per finished job goes to stderr when
+    ``progress`` (off a terminal: elapsed time and ETA, :class:`verify.render.Progress`).
 
     Raises:
-        InputError: an unknown experiment or scale, a bad config, fewer than one trial, an
-            output or cache directory that is a file or unwritable (checked before any training).
+        InputError: an unknown experiment, scale, ``models`` or ``memory_hmm``, a bad config, fewer
+            than one trial, memory sizes the hidden memory HMM cannot have, an output or cache
+            directory that is a file or unwritable (checked before any training).
     """
     from importlib import metadata
 
@@ -120,6 +138,19 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     if name not in EXPERIMENTS:
         raise InputError(f"experiment: expected one of {', '.join(EXPERIMENTS)}, found {name!r}")
     sc = resolve_scale(scale, config)
+    from .config import MEMORY_HMMS, NUM_TOKENS, SYNTAX_STATES
+    from .jobs import MODELS
+
+    if models not in MODELS:
+        raise InputError(f"--model: expected one of {', '.join(MODELS)}, found {models!r}")
+    if memory_hmm is not None:
+        if memory_hmm not in MEMORY_HMMS:
+            raise InputError(f"--memory-hmm: expected one of {', '.join(MEMORY_HMMS)}, found {memory_hmm!r}")
+        sc = dataclasses.replace(sc, memory_hmm=memory_hmm)
+    if name == "fig3-right" and sc.memory_hmm == "hidden" and max(sc.memory_values) + SYNTAX_STATES - 1 > NUM_TOKENS:
+        raise InputError(f"memory_values: the hidden memory HMM needs |M| <= {NUM_TOKENS - SYNTAX_STATES + 1} "
+                         f"(|M| + {SYNTAX_STATES - 1} independent emission columns in {NUM_TOKENS} tokens), "
+                         f"found {max(sc.memory_values)}")
     if trials is not None and trials < 1:
         raise InputError(f"--trials: expected a positive integer, found {trials}")
     check_configs(sc.model, sc.pretrain)
@@ -132,7 +163,7 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     cache = check_writable_dir(cache_dir(), "cache directory ($HEADPROMPT_CACHE)")
     cfg = scale_to_dict(sc)
     specs = job_specs(name, cfg, seed=seed, trials=trials, share_pretraining=share_pretraining,
-                      device=str(device))
+                      device=str(device), models=models)
     for s in specs:
         s["threads"] = threads
     results: dict = {}
@@ -165,28 +196,30 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
 
             def tick(spec: dict, result: dict) -> None:
                 on_result(spec, result)
-                bar.update(1)
+                bar.update(1, note=_note(spec, result))
 
             run_on_ray(todo, None if ray in (True, "local") else ray, tick)
         elif workers > 1 and len(todo) > 1:
             _run_in_pool(todo, workers, on_result, bar)
         else:
             for spec in todo:
-                on_result(spec, run_job_safely(spec, progress=progress))
-                bar.update(1)
+                result = run_job_safely(spec, progress=progress)
+                on_result(spec, result)
+                bar.update(1, note=_note(spec, result))
     ordered = [results[k][1] for k in sorted(results, key=lambda k: (results[k][0]["trial"],
                                                                         specs.index(results[k][0])))]
     records = [r for res in ordered for r in res["records"]]
     keys = SETTING_KEYS[name]
     n_test = sc.task.num_test
     main = [r for r in records if _is_main(name, r)]
-    quality = quality_by_setting(ordered, keys) if ordered else []
+    quality = quality_by_setting([res for res in ordered if res.get("quality")], keys)
     try:
         version = metadata.version("headprompt")
     except metadata.PackageNotFoundError:
         version = "unknown"
     summary = {"experiment": name, "scale": scale, "device": str(device), "trials": trials, "seed": seed,
-               "share_pretraining": share_pretraining,
+               "share_pretraining": share_pretraining, "models": models,
+               "memory_hmm": sc.memory_hmm if name == "fig3-right" else None,
                "rows": summarize(main, keys, n_test),
                "predictions": predictions(name, records, quality) if records else [],
                "controls": controls(name, records, quality) if records else [],
@@ -194,7 +227,9 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
                "majority": majority_by_setting(records, keys),
                "quality": quality,
                "interval": "rows: Student-t 95% over trials on the logit scale (inside (0, 1)); "
-                           "paired differences: Student-t 95% over trials",
+                           "paired differences per setting: Student-t 95% over trials (description); "
+                           "verdicts: one pooled paired t-test per claim with setting as a fixed effect "
+                           "(df = pairs - settings) and a Wilcoxon signed-rank check, both at 5%",
                "failed_jobs": failed, "jobs": {"total": len(specs), "reused": reused, "failed": len(failed),
                                                         **({"missing": missing} if cached_only else {})},
                "config": cfg, "version": version, "seconds": round(time.perf_counter() - t_start, 1)}

@@ -27,9 +27,10 @@ import time
 import traceback
 from pathlib import Path
 
-__all__ = ["JOB_FORMAT", "job_specs", "job_key", "run_job", "run_job_safely", "read_cached", "write_cached"]
+__all__ = ["JOB_FORMAT", "MODELS", "job_specs", "job_model", "hmm_seed", "hmm_recipe", "job_key", "run_job",
+           "run_job_safely", "read_cached", "write_cached"]
 
-JOB_FORMAT = 1   # bump when a job's computation changes
+JOB_FORMAT = 2   # bump when a job's computation or its records change
 
 
 def _version() -> str:
@@ -41,17 +42,28 @@ def _version() -> str:
         return "unknown"
 
 
+MODELS = ("both", "mlm", "exact")
+
+
 def job_specs(name: str, config: dict, *, seed: int, trials: int, share_pretraining: bool,
-              device: str) -> list[dict]:
-    """Every job of experiment ``name`` under ``config`` (:func:`scale_to_dict`'s shape)."""
+              device: str, models: str = "both") -> list[dict]:
+    """Every job of experiment ``name`` under ``config`` (:func:`scale_to_dict`'s shape).
+
+    ``models``: ``both`` (the MLM and the exact ``Gbar``), ``mlm``, or ``exact`` (no pretraining
+    at all: only the exact rows and the token-only control).
+    """
     from .config import SYNTAX_STATES
 
     jobs = []
+    keep = {"both": ("mlm", "exact", "none"), "mlm": ("mlm",), "exact": ("exact", "none")}[models]
 
     def add(setting: dict, data: str, size: int, methods: list, trial: int) -> None:
-        jobs.append({"experiment": name, "setting": setting, "data": data, "size": size,
-                     "methods": methods, "trial": trial, "hmm_index": 0 if share_pretraining else trial,
-                     "seed": seed, "config": config, "device": device})
+        spec = {"experiment": name, "setting": setting, "data": data, "size": size,
+                "methods": [m for m in methods if m[0] in keep], "trial": trial,
+                "hmm_index": 0 if share_pretraining else trial, "seed": seed, "config": config, "device": device}
+        if models != "both":
+            spec["models"] = models
+        jobs.append(spec)
 
     for trial in range(trials):
         if name == "fig3-left":
@@ -100,17 +112,35 @@ def write_cached(spec: dict, result: dict, cache: str | None = None) -> None:
     os.replace(tmp, path)
 
 
-def _model(spec: dict):
+def hmm_seed(spec: dict) -> list[int]:
+    """The ``default_rng`` seed of the job's HMM (module docstring)."""
+    if spec["data"] == "memory":
+        return [spec["seed"], 1000 + spec["size"], spec["hmm_index"]]
+    return [spec["seed"], spec["size"], spec["hmm_index"]]
+
+
+def hmm_recipe(spec: dict) -> str:
+    """The generator of the job's HMM: ``appendix-d``, ``appendix-d-memory`` or ``hidden-memory``."""
+    if spec["data"] != "memory":
+        return "appendix-d"
+    return "hidden-memory" if spec["config"].get("memory_hmm") == "hidden" else "appendix-d-memory"
+
+
+def job_model(spec: dict):
+    """The job's HMM (vanilla or memory), drawn from :func:`hmm_seed` by :func:`hmm_recipe`."""
     import numpy as np
 
-    from ...models.generate.generators import appendix_d_hmm, appendix_d_memory_hmm
+    from ...models.generate.generators import appendix_d_hmm, appendix_d_memory_hmm, hidden_memory_hmm
     from .config import NUM_TOKENS, SYNTAX_STATES
 
-    seed, h = spec["seed"], spec["hmm_index"]
-    if spec["data"] == "memory":
-        return appendix_d_memory_hmm(spec["size"], SYNTAX_STATES, NUM_TOKENS,
-                                     rng=np.random.default_rng([seed, 1000 + spec["size"], h]))
-    return appendix_d_hmm(spec["size"], NUM_TOKENS, rng=np.random.default_rng([seed, spec["size"], h]))
+    rng = np.random.default_rng(hmm_seed(spec))
+    recipe = hmm_recipe(spec)
+    if recipe == "hidden-memory":
+        return hidden_memory_hmm(spec["size"], SYNTAX_STATES, NUM_TOKENS, rng=rng,
+                                 visit=spec["config"].get("hidden_visit", 0.3))
+    if recipe == "appendix-d-memory":
+        return appendix_d_memory_hmm(spec["size"], SYNTAX_STATES, NUM_TOKENS, rng=rng)
+    return appendix_d_hmm(spec["size"], NUM_TOKENS, rng=rng)
 
 
 def run_job(spec: dict, *, progress: bool = False) -> dict:
@@ -131,24 +161,37 @@ def run_job(spec: dict, *, progress: bool = False) -> dict:
     mc, pc = MLMConfig(**cfg["model"]), PretrainConfig(**cfg["pretrain"])
     task_cfg, tune_cfg = TaskConfig(**cfg["task"]), TuneConfig(**cfg["tune"])
     device = torch.device(spec["device"])
-    data_model = _model(spec)
+    data_model = job_model(spec)
     seed, trial = spec["seed"], spec["trial"]
-    mlm, info = load_or_pretrain(data_model, mc, pc, seed=100 * seed + spec["hmm_index"], device=device,
-                                 directory=Path(spec["cache"]) if spec.get("cache") else None,
-                                 progress=progress)
-    backbones = {"mlm": MLMBackbone(mlm, device, progress=progress), "exact": ExactBackbone(data_model, device)}
+    backbones = {"exact": ExactBackbone(data_model, device)}
     backbones["none"] = backbones["exact"]          # the token-only control reads no G
+    info = None
+    if any(m == "mlm" for m, _ in spec["methods"]):
+        mlm, info = load_or_pretrain(data_model, mc, pc, seed=100 * seed + spec["hmm_index"], device=device,
+                                     directory=Path(spec["cache"]) if spec.get("cache") else None,
+                                     progress=progress)
+        backbones["mlm"] = MLMBackbone(mlm, device, progress=progress)
     key = [{"memory": 1, "vanilla": 2}[spec["data"]], spec["size"]]
     sizes = [task_cfg.num_train, task_cfg.num_val, task_cfg.num_test]
     toks = sample(data_model.to_float(), sum(sizes), task_cfg.length,
                   rng=np.random.default_rng([seed, *key, 1, trial]))[0]
     tokens = dict(zip(SPLITS, np.split(toks, np.cumsum(sizes)[:-1])))
     task = make_task(data_model, task_cfg, rng=np.random.default_rng([seed, *key, 2, trial]), tokens=tokens)
-    gate = info["gate"]
-    quality = {"tv": gate["tv"], "tv_first": gate["tv_first"], "mlm_loss": gate["mlm_loss"],
-               "exact_loss": gate["exact_loss"], "loss_gap": gate["loss_gap"], "passed": gate["passed"],
-               "threshold": gate["threshold"], "steps": info["steps"], "budget": info["budget"],
-               "stopped": info["stopped"], "history": info["gate_history"]}
+    quality, mlm_cols = None, {"pretrain_key": "", "gate_tv": "", "gate_tv_first": "", "mlm_loss": "",
+                               "exact_loss": "", "loss_gap": "", "gate_passed": "", "pretrain_steps": "",
+                               "pretrain_stopped": "", "pretrain_seconds": "", "pretrain_cached": ""}
+    if info is not None:
+        gate = info["gate"]
+        quality = {"tv": gate["tv"], "tv_first": gate["tv_first"], "mlm_loss": gate["mlm_loss"],
+                   "exact_loss": gate["exact_loss"], "loss_gap": gate["loss_gap"], "passed": gate["passed"],
+                   "threshold": gate["threshold"], "steps": info["steps"], "budget": info["budget"],
+                   "stopped": info["stopped"], "history": info["gate_history"]}
+        mlm_cols = {"pretrain_key": Path(info["path"]).stem.removeprefix("mlm-"),
+                    "gate_tv": round(gate["tv"], 6), "gate_tv_first": round(gate["tv_first"], 6),
+                    "mlm_loss": round(gate["mlm_loss"], 6), "exact_loss": round(gate["exact_loss"], 6),
+                    "loss_gap": round(gate["loss_gap"], 6), "gate_passed": gate["passed"],
+                    "pretrain_steps": info["steps"], "pretrain_stopped": info["stopped"],
+                    "pretrain_seconds": round(info["seconds"], 2), "pretrain_cached": info["cached"]}
     records = []
     for model_name, method in spec["methods"]:
         t0 = time.perf_counter()
@@ -157,16 +200,21 @@ def run_job(spec: dict, *, progress: bool = False) -> dict:
             "experiment": spec["experiment"], **spec["setting"], "trial": trial, "model": model_name,
             "method": method, "accuracy": acc["test"], "val_accuracy": acc["val"], "train_accuracy": acc["train"],
             "majority": task.majority_accuracy("test"), "redraws": task.redraws,
-            "gate_tv": round(gate["tv"], 6), "gate_tv_first": round(gate["tv_first"], 6),
-            "mlm_loss": round(gate["mlm_loss"], 6), "exact_loss": round(gate["exact_loss"], 6),
-            "loss_gap": round(gate["loss_gap"], 6), "gate_passed": gate["passed"],
-            "pretrain_steps": info["steps"], "pretrain_stopped": info["stopped"],
-            "pretrain_seconds": round(info["seconds"], 2), "pretrain_cached": info["cached"],
+            "control": _is_control(spec, model_name, method),
+            "hmm": hmm_recipe(spec), "hmm_seed": " ".join(map(str, hmm_seed(spec))),
+            "hmm_index": spec["hmm_index"], **mlm_cols,
             "seconds": round(time.perf_counter() - t0, 3)})
-    return {"key": job_key(spec), "records": records, "quality": quality,
-            "pretrain": {"final_loss": info["final_loss"], "unigram_entropy": info["unigram_entropy"],
-                         "seconds": info["seconds"], "cached": info["cached"]},
+    pretrain = None if info is None else {"final_loss": info["final_loss"], "unigram_entropy": info["unigram_entropy"],
+                                          "seconds": info["seconds"], "cached": info["cached"]}
+    return {"key": job_key(spec), "records": records, "quality": quality, "pretrain": pretrain,
             "seconds": time.perf_counter() - t_job}
+
+
+def _is_control(spec: dict, model: str, method: str) -> bool:
+    """Whether a (model, method) of the job is a control row, not one of the figure's lines."""
+    if spec["experiment"] == "fig3-left":
+        return False
+    return (spec["data"], method) not in (("memory", "attention"), ("vanilla", "head"))
 
 
 def run_job_safely(spec: dict, progress: bool = False) -> dict:

@@ -138,8 +138,14 @@ def test_cli_experiment_tiny_end_to_end(name, rows, records, tmp_path, monkeypat
     code = main(["experiment", name, "--scale", "tiny", "--trials", "1", "--device", "cpu",
                  "--out", str(out), "--json"] + (["--config", str(one)] if name == "fig3-right" else []))
     assert code == 0
-    printed = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)
     assert printed == json.loads((out / "summary.json").read_text())
+    # off a terminal (``2> log``): one line per finished job, with elapsed time and (but the last) ETA
+    lines = [ln for ln in captured.err.splitlines() if ln.startswith(f"{name} (tiny): ")]
+    jobs = 2 if name == "fig3-left" else 2
+    assert len(lines) == jobs and all("elapsed" in ln and "trial 0" in ln for ln in lines)
+    assert "ETA" in lines[0] and f"{jobs}/{jobs} jobs" in lines[-1]
     assert {"experiment", "scale", "device", "rows", "predictions", "quality", "controls", "majority",
             "config", "seed", "version", "trials"} <= set(printed)
     assert (printed["experiment"], printed["scale"], printed["device"]) == (name, "tiny", "cpu")
@@ -156,6 +162,8 @@ def test_cli_experiment_tiny_end_to_end(name, rows, records, tmp_path, monkeypat
         for d in p["paired"]:
             assert d["ci95"] is None and not d["excludes_zero"]          # one trial: no interval
         assert not p["held"]                                              # so nothing can hold
+        assert p["verdict"].startswith("inconclusive")                   # one trial per setting: no test
+        assert p["pooled"]["ci95"] is None and p["pooled"]["df"] == 0
     for q in printed["quality"]:
         for t in q["trials"]:
             assert 0 <= t["tv"] <= 1 and t["passed"] == (t["tv"] <= q["threshold"])
@@ -166,13 +174,21 @@ def test_cli_experiment_tiny_end_to_end(name, rows, records, tmp_path, monkeypat
     with open(out / "results.csv") as fh:
         rows_csv = list(csv.DictReader(fh))
     assert len(rows_csv) == records
-    assert {"gate_tv", "loss_gap", "gate_passed", "majority"} <= set(rows_csv[0])
+    assert {"gate_tv", "loss_gap", "gate_passed", "majority", "control", "hmm", "hmm_seed",
+            "pretrain_key"} <= set(rows_csv[0])
+    for r in rows_csv:      # each row names its HMM and (MLM rows) its pretraining checkpoint
+        assert r["hmm_seed"] and (r["model"] != "mlm" or (tmp_path / "cache" / f"mlm-{r['pretrain_key']}.pt").exists())
+    # the control rows are in results.csv: token-only and vanilla + attention on fig3-right
+    controls = {(r["model"], r["method"], r.get("data")) for r in rows_csv if r["control"] == "True"}
+    assert controls == (set() if name == "fig3-left" else {("none", "attention-tokens", "memory"),
+                                                            ("mlm", "attention", "vanilla"),
+                                                            ("exact", "attention", "vanilla")})
     assert (out / f"{name}.png").stat().st_size > 1000
 
 
 def test_each_trial_draws_a_new_hmm_and_pretrains_again(tmp_path, monkeypatch):
     from headprompt.verify.experiments.figure3 import run_experiment
-    from headprompt.verify.experiments.jobs import _model, job_specs
+    from headprompt.verify.experiments.jobs import job_model as _model, job_specs
 
     monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
     summary = run_experiment("fig3-left", "tiny", device=CPU, trials=2, out=tmp_path / "a", progress=False,
