@@ -71,9 +71,12 @@ def matmul_peak(device: torch.device, *, size: int | None = None, repeats: int =
 
 
 def flops_per_token(model: MLM) -> float:
-    """Training FLOPs per token: ``6 N + 12 L T C`` (nanoGPT's estimate)."""
+    """Training FLOPs per token: ``6 N`` for the weights (forward + backward), plus nanoGPT's
+    ``12 L T C`` for a transformer's attention scores and values; a GRU (``arch="bigru"``) has
+    no attention, so its count is ``6 N`` alone (every GRU FLOP is a weight matmul)."""
     c = model.config
-    return 6 * model.num_parameters() + 12 * c.n_layer * c.block_size * c.n_embd
+    attention = 12 * c.n_layer * c.block_size * c.n_embd if getattr(c, "arch", "transformer") == "transformer" else 0
+    return 6 * model.num_parameters() + attention
 
 
 def recipe(scale, name: str):
