@@ -2,7 +2,8 @@
 
 ``DIR`` is an experiment's output directory (``summary.json`` inside); the tables give, per
 setting, the MLM's gate TV per trial, the majority line, the mean accuracies, the paired
-differences with their 95% intervals, and (fig3-right) the controls; then each claim's verdict.
+differences with their 95% intervals, and (fig3-right) the controls; then each claim's and
+control's pooled test (verdict, estimate, interval, p-values, detectable effect).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ def _fmt(v: float | None) -> str:
 def _diff(p: dict | None) -> str:
     if p is None:
         return ""
+    if p["ci95"] is None:
+        return f"{p['difference']:+.3f}"
     lo, hi = p["ci95"]
     return f"{p['difference']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
 
@@ -43,14 +46,20 @@ def _paired(claims: list, model: str, key) -> dict | None:
 
 
 def _verdicts(summary: dict) -> list[str]:
-    lines = []
-    for c in summary["predictions"]:
-        lines.append(f"- {c['claim']}: {'held' if c['held'] else 'did not hold'} (holds on {c['holds_on']}, "
-                     f"not on {c['fails_on']}, excluded by the gate {c['excluded_by_gate']})")
-    for c in summary["controls"]:
-        lines.append(f"- control ({c['model']}) {c['control']}: {'beaten' if c['beaten'] else 'not beaten'} "
-                     f"(beaten on {c['holds_on']}, not on {c['fails_on']}, excluded by the gate "
-                     f"{c['excluded_by_gate']})")
+    """The pooled test of every claim and control, one table row each."""
+    lines = ["| claim or control | model | verdict | pooled estimate | 95% interval | p (t) | p (Wilcoxon) "
+             "| detectable effect (80% power) | pairs / settings |", "|---" * 9 + "|"]
+    items = [(c["claim"].rsplit(" (", 1)[0], c["claim"].rsplit("(", 1)[-1].rstrip(")"), c)
+             for c in summary["predictions"]]
+    items += [("control: " + c["control"], c["model"], c) for c in summary["controls"]]
+    for text, model, c in items:
+        pt = c["pooled"]
+        ci = f"[{pt['ci95'][0]:+.3f}, {pt['ci95'][1]:+.3f}]" if pt.get("ci95") else ""
+        est = f"{pt['estimate']:+.3f}" if pt.get("estimate") is not None else ""
+        p_t = f"{pt['p_value']:.2g}" if pt.get("p_value") is not None else ""
+        p_w = f"{pt['wilcoxon_p']:.2g}" if pt.get("wilcoxon_p") is not None else ""
+        lines.append(f"| {text} | {model} | {c['verdict']} | {est} | {ci} | {p_t} | {p_w} | {_fmt(pt.get('mde'))} | "
+                     f"{pt['pairs']} / {pt['settings']} |")
     return lines
 
 
@@ -71,8 +80,8 @@ def left(summary: dict) -> list[str]:
 def right(summary: dict) -> list[str]:
     rows, quality, controls = summary["rows"], summary["quality"], summary["control_rows"]
     out = ["| |M||H| | MLM gate TV per trial, memory / vanilla (passed?) | majority, memory | memory + attention: MLM | "
-           "exact | vanilla + linear head: MLM | exact | memory - vanilla (MLM), 95% CI | vanilla + attention: MLM "
-           "(control) | token-only attention (control) |", "|---" * 9 + "|"]
+           "exact | vanilla + linear head: MLM | exact | memory - vanilla (MLM), 95% CI | memory - vanilla (exact), "
+           "95% CI | vanilla + attention: MLM / exact (control) | token-only attention (control) |", "|---" * 11 + "|"]
     majority = {(m["setting"]["data"], m["setting"]["memory_values"]): m["accuracy"] for m in summary["majority"]}
     for M in summary["config"]["memory_values"]:
         H = 4 * M
@@ -82,7 +91,8 @@ def right(summary: dict) -> list[str]:
                    f"{_fmt(_acc(rows, mem, 'attention', 'mlm'))} | {_fmt(_acc(rows, mem, 'attention', 'exact'))} | "
                    f"{_fmt(_acc(rows, van, 'head', 'mlm'))} | {_fmt(_acc(rows, van, 'head', 'exact'))} | "
                    f"{_diff(_paired(summary['predictions'], 'mlm', H))} | "
-                   f"{_fmt(_acc(controls, van, 'attention', 'mlm'))} | "
+                   f"{_diff(_paired(summary['predictions'], 'exact', H))} | "
+                   f"{_fmt(_acc(controls, van, 'attention', 'mlm'))} / {_fmt(_acc(controls, van, 'attention', 'exact'))} | "
                    f"{_fmt(_acc(controls, mem, 'attention-tokens', 'none'))} |")
     return out + [""] + _verdicts(summary)
 
@@ -93,7 +103,9 @@ def main() -> None:
     args = parser.parse_args()
     summary = json.loads((args.directory / "summary.json").read_text())
     lines = left(summary) if summary["experiment"] == "fig3-left" else right(summary)
-    print(f"{summary['experiment']} at scale {summary['scale']}, {summary['trials']} trials, "
+    variant = f", memory HMM {summary['memory_hmm']}" if summary.get("memory_hmm") else ""
+    print(f"{summary['experiment']} at scale {summary['scale']}{variant}, models {summary.get('models', 'both')}, "
+          f"{summary['trials']} trials, "
           f"{summary['seconds']:.0f} s; jobs {summary['jobs']}")
     print("\n".join(lines))
 

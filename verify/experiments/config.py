@@ -87,7 +87,8 @@ def _scales() -> dict:
             pretrain=PretrainConfig(gate_length=129, checkpoint_every=1000),
             task=TaskConfig(),
             tune=TuneConfig(),
-            trials_left=20, trials_right=5),
+            trials_left=20, trials_right=5,
+            hidden_visit=0.15),     # length 128: about 6 visits of the memory state per sequence
     }
 
 

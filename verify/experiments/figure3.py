@@ -241,5 +241,5 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
             writer.writerows(records)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     if records:
-        plot(name, summary, out / f"{name}.png")
+        plot(name, summary, out / f"{name}.png", records)
     return summary
