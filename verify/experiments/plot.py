@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["plot"]
+__all__ = ["plot", "replot"]
 
 
 def _x(row: dict):
@@ -89,8 +89,8 @@ def plot(name: str, summary: dict, path: Path, records: list | None = None) -> N
     for x, (tv, ok) in gate.items():
         ax.annotate(f"TV {tv:.3f}", (x, bottom + 0.02), ha="center", fontsize=6.5, color="black" if ok else "red")
     trials = max((r["trials"] for r in rows), default=0)
-    design = ("one HMM and pretraining per setting" if summary.get("share_pretraining")
-              else "a new HMM and pretraining per trial")
+    what = "HMM" if summary.get("models") == "exact" else "HMM and pretraining"
+    design = (f"one {what} per setting" if summary.get("share_pretraining") else f"a new {what} per trial")
     variant = f", memory HMM: {summary['memory_hmm']}" if summary.get("memory_hmm") else ""
     ax.set_title(f"{name}, scale {summary['scale']}, {trials} trial{'s' if trials != 1 else ''} ({design}{variant})\n"
                  f"solid: MLM, dashed: exact G; points: trials; bands: 95% t-intervals (logit scale); "
@@ -110,7 +110,10 @@ def _differences(ax, name: str, summary: dict, ticks: list, step: float) -> None
     items += [(c, c["model"], "control: " + c["control"].split(" (")[0]) for c in summary.get("controls", [])]
     markers = ["o", "s", "^", "D", "v", "P"]
     for i, (item, model, what) in enumerate(items):
-        color = colors.get(model, "tab:brown") if what == "claim" else ["tab:purple", "tab:brown"][i % 2]
+        if what == "claim":
+            color = colors.get(model, "tab:gray")
+        else:                                   # the left panel's colours: purple vanilla + attention, brown token-only
+            color = "tab:brown" if "token-only" in what else "tab:purple"
         off = (i - len(items) / 2) * step * 1.5
         per = [d for d in item["paired"]]
         xs = [d["setting"] + off for d in per]
@@ -137,3 +140,31 @@ def _differences(ax, name: str, summary: dict, ticks: list, step: float) -> None
                  "and 95% interval over the settings that count; legend: pooled verdict)", fontsize=8)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6.5, loc="best")
+
+
+def replot(directory: Path | str) -> Path:
+    """Redraw the figure of an experiment's output ``directory`` (``summary.json`` and
+    ``results.csv`` inside) without rerunning anything; returns the PNG's path.
+
+    Raises:
+        InputError: a missing or unreadable ``summary.json`` or ``results.csv``.
+    """
+    import csv
+    import json
+
+    from ...models.exceptions import InputError
+
+    directory = Path(directory)
+    try:
+        summary = json.loads((directory / "summary.json").read_text())
+        with open(directory / "results.csv", newline="") as fh:
+            records = list(csv.DictReader(fh))
+        name = summary["experiment"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise InputError(f"replot: {directory} has no readable summary.json and results.csv ({exc})") from None
+    key = "hidden_states" if name == "fig3-left" else "hidden_total"
+    for r in records:
+        r[key], r["accuracy"] = int(r[key]), float(r["accuracy"])
+    path = directory / f"{name}.png"
+    plot(name, summary, path, records)
+    return path

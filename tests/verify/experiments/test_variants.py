@@ -81,3 +81,17 @@ def test_exact_model_only_runs_no_pretraining(tmp_path, monkeypatch, capsys):
         assert item["model"] == "exact" if "model" in item else item["claim"].endswith("(exact)")
         assert item["pooled"]["pairs"] == 2 and item["pooled"]["df"] == 1
         assert item["verdict"].split(" (")[0] in ("supported", "contradicted", "inconclusive")
+
+
+def test_replot_redraws_a_run_and_rejects_a_directory_without_one(tmp_path, monkeypatch, capsys):
+    from headprompt.verify.experiments.plot import replot
+
+    with pytest.raises(InputError, match="no readable summary.json"):
+        replot(tmp_path)
+    monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    assert main(["experiment", "fig3-left", "--scale", "tiny", "--model", "exact", "--trials", "2",
+                 "--out", str(out), "--device", "cpu", "--json"]) == 0
+    capsys.readouterr()
+    (out / "fig3-left.png").unlink()
+    assert replot(out) == out / "fig3-left.png" and (out / "fig3-left.png").stat().st_size > 1000
