@@ -38,9 +38,12 @@ EXIT_UNCERTIFIED = 5
 class TheoremReport:
     """The result of one theorem check: the report dict of SPEC section 4, read-only.
 
-    ``verdict`` is ``"verified"``, ``"refuted"`` or ``"assumptions-fail"``; ``certified`` says
-    whether the verdict is a proof (exact or certified mode); ``exit_code`` is what the CLI
-    exits with.
+    ``verdict`` is ``"verified"``, ``"refuted"`` or ``"assumptions-fail"`` when it was proven
+    (exact or certified mode); a float-mode run, which proves nothing, reads
+    ``"verified (uncertified)"`` (and so on), so ``report.verdict == "verified"`` is true only
+    of a proof. ``proven`` says the same as a bool; ``exit_code`` is what the CLI exits with
+    (5 for a float run). ``to_dict()["verdict"]`` stays the JSON's word, beside
+    ``"certified": false``.
     """
 
     data: dict = field(repr=False)
@@ -49,15 +52,21 @@ class TheoremReport:
 
     @property
     def verdict(self) -> str:
-        return self.data["verdict"]
+        word = self.data["verdict"]
+        return word if self.proven else f"{word} (uncertified)"
 
     @property
     def certified(self) -> bool:
         return self.data.get("mode") != "float"
 
     @property
+    def proven(self) -> bool:
+        """True when the verdict is a proof (exact or certified arithmetic), False in float mode."""
+        return self.certified
+
+    @property
     def exit_code(self) -> int:
-        return EXIT_CODES[self.verdict] if self.certified else EXIT_UNCERTIFIED
+        return EXIT_CODES[self.data["verdict"]] if self.certified else EXIT_UNCERTIFIED
 
     def to_dict(self) -> dict:
         """A deep copy of the report: the object ``verify theorem --json`` prints."""
@@ -122,6 +131,33 @@ class TheoremReport:
         for name in ("task_margin", "head_margin"):
             frame[f"{name}_float"] = [None if v is None else float(v) for v in frame[name]]
         return frame
+
+    def _repr_html_(self) -> str:
+        """A small table for notebooks: verdict, mode, instance, assumptions and counts."""
+        from html import escape
+
+        d = self.data
+        colour = {"verified": "#1a7f37", "refuted": "#cf222e", "assumptions-fail": "#9a6700"}[d["verdict"]]
+        inst = d.get("instance") or {}
+        sizes = ", ".join(f"{k} {v}" for k, v in inst.items() if k in ("hidden", "vocab", "memory", "cells",
+                                                                     "syntax", "classes") and v is not None)
+        rows = [("verdict", f'<b style="color:{colour}">{escape(self.verdict)}</b>'),
+                ("mode", escape(str(d.get("mode"))) + ("" if self.proven else " (proves nothing)")),
+                ("instance", escape(f"{inst.get('source', '')} ({sizes})"))]
+        for name, a in (d.get("assumptions") or {}).items():
+            rows.append((f"assumption {escape(name)}", ("holds: " if a.get("holds") else "fails: ")
+                         + escape(str(a.get("why", "")))))
+        seqs = d.get("sequences") or {}
+        if seqs:
+            rows.append(("sequences", escape(f"{seqs.get('agree')}/{seqs.get('checked')} agree with F* "
+                                             f"({seqs.get('how')}, length {seqs.get('length')})")))
+        if d.get("labels"):
+            rows.append(("labels of F*", escape(", ".join(f"{k}: {v}" for k, v in d["labels"].items()))))
+        if d.get("counterexample"):
+            rows.append(("counterexample", escape(str(d["counterexample"].get("kind")))))
+        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
+                       for k, v in rows)
+        return f"<table><caption>Theorem {escape(str(d['theorem']))}</caption>{body}</table>"
 
     def __repr__(self) -> str:
         seqs = self.data.get("sequences") or {}

@@ -136,6 +136,23 @@ class _Sizes:
     def num_tokens(self) -> int:
         return self.W.shape[0]
 
+    def _repr_html_(self) -> str:
+        """Notebook display: the sizes, and for small models (``|H| <= 8``) the matrices, exact
+        entries shown as fractions (``A`` columns are ``h_{i-1}``, rows ``h_i``)."""
+        from html import escape
+
+        def table(name: str, arr) -> str:
+            arr = np.atleast_2d(np.asarray(arr, dtype=object))
+            body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in row) + "</tr>" for row in arr)
+            return f"<table><caption>{escape(name)}</caption>{body}</table>"
+
+        parts = [f"<b>{escape(repr(self))}</b>"]
+        if self.num_states <= 8 and self.num_tokens <= 12 and self.W.ndim == 2:
+            parts += [table("A", self.A), table("W", self.W), table("pi0", self.pi0)]
+            if getattr(self, "mu", None) is not None:
+                parts.append(table("mu", self.mu))
+        return "<div>" + "".join(parts) + "</div>"
+
     def hidden_marginal_1(self) -> np.ndarray:
         """``P[H_1] = A pi0``, shape ``(|H|,)`` (SPEC section 1): the prior of the first emitting
         state (for a memory HMM, of the syntax chain). Exact for an exact model; a fresh array.

@@ -5,6 +5,7 @@ import io
 import json
 from contextlib import redirect_stdout
 
+import numpy as np
 import pytest
 
 import headprompt
@@ -78,16 +79,56 @@ def test_to_dict_is_a_copy():
 
 
 @pytest.mark.parametrize("options, match", [
-    (dict(samples=-1), "--samples -1"),
-    (dict(mode="fast"), "mode 'fast'"),
-    (dict(seed=-1), "--seed -1"),
-    (dict(hidden=0), "--hidden 0"),
+    (dict(samples=-1), r"^samples=-1: expected an integer in 0\.\.1000000"),
+    (dict(mode="fast"), "mode='fast'"),
+    (dict(mode=3), "mode=3"),
+    (dict(seed=-1), "seed=-1"),
+    (dict(hidden=0), "hidden=0"),
     (dict(lenght=4), "unknown option 'lenght'"),
-    (dict(hidden=True), "--hidden True"),
+    (dict(hidden=True), "hidden=True"),
+    (dict(samples=1.5), "samples=1.5: expected an integer"),
+    (dict(length="4"), "length='4': expected an integer"),
+    (dict(exhaustive="yes"), "exhaustive='yes': expected True or False"),
+    (dict(witness=5), "witness=5: expected the path of a witness file, a dict"),
+    (dict(witness=[1, 2]), "witness=\\[1, 2\\]"),
+    (dict(out=5), "out=5: expected the path of a file"),
+    (dict(rationalize="x"), "rationalize='x'"),
+    (dict(classes=1), "classes=1"),
 ])
-def test_bad_options_are_input_errors(options, match):
-    with pytest.raises(InputError, match=match):
+def test_bad_options_are_input_errors_in_python_terms(options, match):
+    with pytest.raises(InputError, match=match) as info:
         headprompt.check(None, "3.6", **options)
+    assert "--" not in str(info.value)                  # Python users never see a flag
+
+
+def test_numpy_scalars_are_read_as_the_numbers_they_are():
+    report = headprompt.check(None, "3.6", hidden=np.int64(4), vocab=np.int32(3), samples=np.int64(30),
+                              length=np.int64(3), seed=np.int64(1), exhaustive=np.bool_(False))
+    assert report.verdict == "verified"
+    assert report.to_dict() == headprompt.check(None, "3.6", hidden=4, vocab=3, samples=30, length=3,
+                                                seed=1).to_dict() | {"seconds": report.to_dict()["seconds"]}
+
+
+def test_witness_as_dict_object_or_path_is_checked_alike(tmp_path):
+    """A witness given in memory is read by the same reader as a file: the constructed witness
+    verifies in all three forms, and its negation is refuted in all three (it disagrees with F*)."""
+    from fractions import Fraction
+
+    base = headprompt.check(None, "3.6", hidden=5, vocab=3, samples=40, length=3)
+    model, w = base.details["model"], base.to_dict()["witness"]
+    good = {"theorem": "3.6", "u": w["u"], "b": w["b"]}
+    bad = {**good, "b": [str(-Fraction(x)) for x in w["b"]]}
+    path = tmp_path / "w.json"
+    for witness, expected in ((good, "verified"), (bad, "refuted")):
+        path.write_text(json.dumps(witness))
+        as_object = base.details["witness"] if expected == "verified" else None
+        forms = [witness, str(path), path] + ([as_object] if as_object is not None else [])
+        for form in forms:
+            assert headprompt.check(model, "3.6", witness=form, samples=40, length=3).verdict == expected
+    with pytest.raises(InputError, match="witness is for theorem '3.3'"):
+        headprompt.check(model, "3.6", witness={"theorem": "3.3", "b": [1, 1, 1]})
+    with pytest.raises(InputError, match="needs 'u'"):
+        headprompt.check(model, "3.6", witness={"theorem": "3.6", "b": w["b"]})
 
 
 def test_unknown_theorem_and_instance_type():
@@ -112,8 +153,8 @@ def test_request_from_namespace_ignores_cli_only_fields():
 
 
 @pytest.mark.parametrize("theorem, options, match", [
-    ("3.3", dict(memory=3), "--memory does not apply to Theorem 3.3"),
-    ("3.6", dict(exhaustive=True, samples=10), "--samples does not apply with --exhaustive"),
+    ("3.3", dict(memory=3), "memory= does not apply to Theorem 3.3"),
+    ("3.6", dict(exhaustive=True, samples=10), "samples= does not apply with exhaustive="),
 ])
 def test_options_that_do_not_apply_are_refused_as_on_the_cli(theorem, options, match):
     with pytest.raises(InputError, match=match):
@@ -122,7 +163,7 @@ def test_options_that_do_not_apply_are_refused_as_on_the_cli(theorem, options, m
 
 def test_sizes_do_not_apply_to_a_given_instance():
     model = headprompt.HMM.create([[1]], [["1/2"], ["1/2"]], [1], [1])
-    with pytest.raises(InputError, match="--hidden does not apply"):
+    with pytest.raises(InputError, match="hidden= does not apply with a given instance"):
         headprompt.check(model, "3.6", hidden=4)
 
 
@@ -154,3 +195,22 @@ def test_to_frame_has_exact_and_float_margins():
     assert {"sequence", "F_star", "F", "task_margin", "head_margin", "task_margin_float"} <= set(frame.columns)
     assert all(float(a) == b for a, b in zip(frame["task_margin"], frame["task_margin_float"]))
     assert (frame["F_star"] == (frame["task_margin_float"] >= 0)).all()
+
+
+def test_a_float_report_cannot_be_read_as_a_proof():
+    report = headprompt.check(None, "3.6", hidden=5, vocab=3, samples=60, length=3, mode="float")
+    assert report.proven is False and report.exit_code == 5
+    assert report.verdict != "verified" and report.verdict.endswith("(uncertified)")
+    assert report.to_dict()["verdict"] in ("verified", "refuted") and report.to_dict()["certified"] is False
+    proof = headprompt.check(None, "3.6", hidden=5, vocab=3, samples=60, length=3)
+    assert proof.proven is True and proof.verdict == "verified"
+
+
+def test_notebook_display_is_escaped_html_with_the_verdict():
+    report = headprompt.check(None, "3.3", hidden=5, vocab=3, samples=60, length=3)
+    html = report._repr_html_()
+    assert html.startswith("<table>") and "assumptions-fail" in html and "Theorem 3.3" in html
+    assert "<script" not in html and "&gt;" in html or ">" not in report.to_dict()["assumptions"]["3.1"]["why"]
+    model = headprompt.HMM.create([[0, 1], [1, 0]], [["3/4", "1/4"], ["1/4", "3/4"]], ["1/2", "1/2"], mu=[1, -1])
+    shown = model._repr_html_()
+    assert "3/4" in shown and "<caption>A</caption>" in shown and "<caption>mu</caption>" in shown

@@ -234,12 +234,15 @@ def check_out_path(path: str | None, *, flag: str = "--out") -> None:
         raise InputError(f"{flag} {path}: cannot create a file in {parent} (no write permission)")
 
 
-def check_theorem_flags(args, *, defaults: dict) -> None:
+def check_theorem_flags(args, *, defaults: dict, option=lambda name: f"--{name}") -> None:
     """Refuse flags that do not apply to the request, naming the flag (never a default the
     user did not type), then fill in the defaults of the flags left out.
 
     Sizes apply to generated instances only (an instance file fixes them); ``--memory`` and
     ``--cells`` to memory theorems only; ``--samples`` not with ``--exhaustive``.
+
+    ``option(name)`` is how the user wrote an option (``--hidden`` on the command line,
+    ``hidden=`` in Python).
 
     Raises:
         InputError: the first flag that does not apply.
@@ -247,22 +250,23 @@ def check_theorem_flags(args, *, defaults: dict) -> None:
     from .registry import theorem_spec
 
     spec = theorem_spec(args.id)
-    typed = {flag: getattr(args, flag.lstrip("-"), None) for flag in ("--hidden", "--vocab", "--memory", "--cells")}
+    typed = {option(name): getattr(args, name, None) for name in ("hidden", "vocab", "memory", "cells")}
     typed = {flag: v for flag, v in typed.items() if v is not None}
     if not spec.memory:
-        for flag in ("--memory", "--cells"):
+        for flag in (option("memory"), option("cells")):
             if flag in typed:
                 raise InputError(f"{flag} does not apply to Theorem {spec.id} (a vanilla HMM has no memory); "
                                  "drop it, or use theorem 4.3, 4.6 or C.6")
     if getattr(args, "hmm", None) and typed:
         flag = next(iter(typed))
-        raise InputError(f"{flag} does not apply with --hmm: the instance file fixes the sizes; drop {flag}")
+        given = "--hmm" if option("hmm") == "--hmm" else "a given instance"
+        raise InputError(f"{flag} does not apply with {given}: the instance fixes the sizes; drop {flag}")
     if getattr(args, "exhaustive", False) and getattr(args, "samples", None) is not None:
-        raise InputError("--samples does not apply with --exhaustive (every sequence of length 1..T is "
-                         "checked); drop one of them")
+        raise InputError(f"{option('samples')} does not apply with {option('exhaustive')} (every sequence of "
+                         "length 1..T is checked); drop one of them")
     seed = getattr(args, "seed", 0)
     if seed is not None and seed < 0:
-        raise InputError(f"--seed {seed}: expected a nonnegative integer")
+        raise InputError(f"{option('seed')} {seed}: expected a nonnegative integer")
     for name, value in defaults.items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
@@ -286,3 +290,27 @@ def check_out_dir(path: str, *, flag: str = "--out") -> None:
         raise InputError(f"{flag} {path}: {probe} is a file, so the directory cannot be created")
     if not os.access(probe, os.W_OK | os.X_OK):
         raise InputError(f"{flag} {path}: {probe} is not writable")
+
+
+def resolve_witness(given, theorem_id: str, model):
+    """``(witness, H_star)`` from what the user gave: the path of a witness file, a dict in
+    the witness-file format, or a witness object (``LinearHeadWitness``, ``PromptWitness``,
+    ``AttentionWitness``); all three go through the one reader
+    (:func:`headprompt.constructions.witnesses.witness_from_dict`), so they are validated alike.
+
+    Raises:
+        InputError: an unreadable file, a witness for another theorem, a missing parameter or a
+            parameter of the wrong shape.
+    """
+    from ...constructions import witnesses
+
+    if isinstance(given, dict):
+        return witnesses.witness_from_dict(given, theorem_id, model, source="witness")
+    if isinstance(given, str):
+        return witnesses.read_witness(given, theorem_id, model)
+    as_dict = getattr(given, "as_dict", None)
+    if as_dict is None:
+        raise InputError(f"witness {given!r}: expected a witness file, a dict or a witness object")
+    data = as_dict()
+    data.setdefault("theorem", theorem_id)
+    return witnesses.witness_from_dict(data, theorem_id, model, source="witness")

@@ -4,7 +4,9 @@ from keyword arguments; the report builders read nothing else (STYLE 8)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import operator
+import os
+from dataclasses import dataclass, field, fields
 from types import SimpleNamespace
 from typing import Any
 
@@ -65,32 +67,91 @@ class TheoremRequest:
     out: str | None = None
     rationalize: float | None = None
     classes: int | None = None
+    python: bool = field(default=False, repr=False, compare=False)
+    """Built from Python keywords (:meth:`from_options`): messages then name ``hidden=``, not
+    ``--hidden``."""
+
+    def option(self, name: str) -> str:
+        """How the user wrote option ``name``: ``--name`` on the command line, ``name=`` in Python."""
+        return f"{name}=" if self.python else f"--{name.replace('_', '-')}"
+
+    def shown(self, name: str, value: Any) -> str:
+        """Option and value as the user wrote them: ``--hidden 5`` or ``hidden=5``."""
+        return f"{name}={value!r}" if self.python else f"--{name.replace('_', '-')} {value!r}"
 
     def __post_init__(self) -> None:
+        self._normalise_types()
         theorem_spec(self.id)
         if self.mode is not None and self.mode not in MODES:
-            raise InputError(f"mode {self.mode!r}: expected one of {', '.join(MODES)}")
+            raise InputError(f"{self.shown('mode', self.mode)}: expected one of {', '.join(MODES)}")
         if self.hmm is not None and self.model is not None:
             raise InputError("give an instance file (hmm) or an instance object (model), not both")
         if self.rationalize is not None and self.hmm is None and self.model is None:
             raise InputError("rationalize: converts a given float instance (hmm or model); a generated "
                              "instance is exact already")
         if self.classes is not None and (self.hmm is not None or self.model is not None):
-            raise InputError("--classes does not apply with a given instance: its mu fixes the classes "
-                             "(a k x |H| matrix has k); drop --classes")
+            raise InputError(f"{self.option('classes')} does not apply with a given instance: its mu fixes the classes "
+                             f"(a k x |H| matrix has k); drop {self.option('classes')}")
         if not isinstance(self.seed, int) or self.seed < 0:
-            raise InputError(f"--seed {self.seed!r}: expected a nonnegative integer")
+            raise InputError(f"{self.shown('seed', self.seed)}: expected a nonnegative integer")
         for name, (lo, hi) in SIZE_LIMITS.items():
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi):
-                raise InputError(f"--{name} {value!r}: expected an integer in {lo}..{hi}")
+                raise InputError(f"{self.shown(name, value)}: expected an integer in {lo}..{hi}")
         # options that do not apply (sizes with a given instance, memory sizes on a vanilla
         # theorem, samples with exhaustive) are refused by name; then the defaults are filled in
         given = SimpleNamespace(**{f.name: getattr(self, f.name) for f in fields(self)})
         given.hmm = self.hmm or (None if self.model is None else "the instance")
-        check_theorem_flags(given, defaults=DEFAULTS)
+        check_theorem_flags(given, defaults=DEFAULTS, option=self.option)
         for name in DEFAULTS:
             object.__setattr__(self, name, getattr(given, name))
+
+    def _normalise_types(self) -> None:
+        """Refuse values of the wrong type with one line naming the option (never a TypeError
+        later), and read numpy scalars as the Python numbers they are."""
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        for name in ("hidden", "vocab", "memory", "cells", "samples", "length", "classes", "seed"):
+            value = getattr(self, name)
+            if value is None or (name == "seed" and isinstance(value, int) and not isinstance(value, bool)):
+                continue
+            if isinstance(value, bool) or isinstance(value, (float, str)):
+                raise InputError(f"{self.shown(name, value)}: expected an integer")
+            try:
+                put(name, operator.index(value))           # int, numpy integer
+            except TypeError:
+                raise InputError(f"{self.shown(name, value)}: expected an integer, found "
+                                 f"{type(value).__name__}") from None
+        if not isinstance(self.exhaustive, bool):
+            if type(self.exhaustive).__name__ in ("bool_", "bool") and type(self.exhaustive).__module__ == "numpy":
+                put("exhaustive", bool(self.exhaustive))
+            else:
+                raise InputError(f"{self.shown('exhaustive', self.exhaustive)}: expected True or False")
+        if self.mode is not None and not isinstance(self.mode, str):
+            raise InputError(f"{self.shown('mode', self.mode)}: expected one of {', '.join(MODES)}")
+        if self.rationalize is not None:
+            value = self.rationalize
+            if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+                raise InputError(f"{self.shown('rationalize', value)}: expected a number (a threshold in [0, 1))")
+            put("rationalize", float(value))
+        for name in ("hmm", "out"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if not isinstance(value, (str, os.PathLike)):
+                raise InputError(f"{self.shown(name, value)}: expected the path of a file, found "
+                                 f"{type(value).__name__}")
+            put(name, os.fspath(value))
+        if self.witness is not None:
+            from ...constructions.witnesses import AttentionWitness, LinearHeadWitness, PromptWitness
+
+            value = self.witness
+            if isinstance(value, os.PathLike):
+                put("witness", os.fspath(value))
+            elif not isinstance(value, (str, dict, LinearHeadWitness, PromptWitness, AttentionWitness)):
+                raise InputError(f"{self.shown('witness', value)}: expected the path of a witness file, a "
+                                 "dict such as {'theorem': '3.6', 'u': [...], 'b': [...]}, or a witness object")
 
     @classmethod
     def from_options(cls, theorem_id: str, **options: Any) -> "TheoremRequest":
@@ -100,14 +161,14 @@ class TheoremRequest:
         Raises:
             InputError: an unknown option (named with ``!r``) or an invalid value.
         """
-        known = {f.name for f in fields(cls)} - {"id"}
+        known = {f.name for f in fields(cls)} - {"id", "python"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise InputError(f"unknown option {unknown[0]!r}: expected one of {', '.join(sorted(known))}")
-        return cls(id=str(theorem_id), **options)
+        return cls(id=str(theorem_id), python=True, **options)
 
     @classmethod
     def from_namespace(cls, args: Any) -> "TheoremRequest":
         """A request from parsed command-line arguments (attributes named as the fields)."""
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"python"}
         return cls(**{k: v for k, v in vars(args).items() if k in known})

@@ -7,7 +7,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from ....constructions import witnesses
 from ....constructions.memory import AttentionWitness, theorem_43_witness, theorem_c6_witness
 from ....models.inference import exact as ie
 from ....models.exceptions import ConstructionError, InputError
@@ -24,7 +23,7 @@ from ...evidence import sequences as seqs
 from .check import check_sequences, cross_check, decide_direct, identity_check
 from ...render import progress_bar
 from ...api import DETAILS
-from ..common import check_work, label_counts, load_task_instance, settle_verdict
+from ..common import check_work, label_counts, load_task_instance, resolve_witness, settle_verdict
 from ..rationalized import rationalized_source
 from ..multiclass import multiclass_mode
 
@@ -89,11 +88,11 @@ def zero_task_witness(model: MemoryHMM, tid: str) -> AttentionWitness:
                                                 "proportional to mu, so it is the zero head (F = 1(0 >= 0) = 1)",))
 
 
-def read_witness(path: str, tid: str, model: MemoryHMM) -> tuple[AttentionWitness, list[int] | None]:
-    """A witness file (SPEC section 3) as an :class:`AttentionWitness`, validated against the
-    instance; an optional ``"H_star"`` (flattened states) fixes the ``H*`` of ``R``
-    (:func:`headprompt.constructions.witnesses.read_witness`, the one reader)."""
-    return witnesses.read_witness(path, tid, model)
+def read_witness(given, tid: str, model: MemoryHMM) -> tuple[AttentionWitness, list[int] | None]:
+    """A witness file (SPEC section 3), a dict or an :class:`AttentionWitness`, validated
+    against the instance; an optional ``"H_star"`` (flattened states) fixes the ``H*`` of ``R``
+    (:func:`~headprompt.verify.theorems.common.resolve_witness`, the one reader)."""
+    return resolve_witness(given, tid, model)
 
 
 def sequence_set(args, model: MemoryHMM, extra=()) -> tuple[list[tuple[int, ...]], str, int]:
@@ -233,7 +232,7 @@ def theorem(args) -> dict:
         report["identity"] = identity_check(model, witness, H_star)
         extra = [instance["tie_sequence"]] if instance.get("tie_sequence") else []
         sequences, how, length = sequence_set(args, model, extra)
-        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False))
+        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False) or getattr(args, "python", False))
         res = check_sequences(model, witness, H_star, sequences, mode=mode, progress=tick, keep=True)
         if bar is not None:
             bar.close()

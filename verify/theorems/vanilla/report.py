@@ -6,7 +6,6 @@ import random
 
 import numpy as np
 
-from ....constructions import witnesses
 from ....constructions.vanilla import PromptWitness, theorem_33_witness, theorem_36_witness
 from ....models.exceptions import ConstructionError, InputError, InternalError
 from ....models.generate.generators import full_rank_hmm, prompt_friendly_hmm
@@ -21,7 +20,7 @@ from ...evidence.certificates import (check_no_linear_head_certificate, find_no_
 from .check import check_sequences, decide_direct, identity_check
 from ...render import progress_bar
 from ...api import DETAILS
-from ..common import check_work, label_counts, load_task_instance, settle_verdict
+from ..common import check_work, label_counts, load_task_instance, resolve_witness, settle_verdict
 from ..rationalized import rationalized_source
 from ..multiclass import multiclass_mode
 from ..registry import check_assumptions
@@ -63,10 +62,10 @@ def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
                    "label_shares": info.get("label_shares"), **({"classes": classes} if classes else {})}
 
 
-def read_witness(path: str, theorem_id: str, hmm: HMM):
-    """A witness file (SPEC section 3) as a witness object, validated against the instance
-    (:func:`headprompt.constructions.witnesses.read_witness`, the one reader)."""
-    return witnesses.read_witness(path, theorem_id, hmm)[0]
+def read_witness(given, theorem_id: str, hmm: HMM):
+    """A witness file (SPEC section 3), a dict or a witness object, validated against the
+    instance (:func:`~headprompt.verify.theorems.common.resolve_witness`, the one reader)."""
+    return resolve_witness(given, theorem_id, hmm)[0]
 
 
 def _sequence_set(args, hmm: HMM, extra=()):
@@ -246,7 +245,7 @@ def theorem(args) -> dict:
             report["identity"]["lambda"] = format_fraction(lam)
         extra = [instance["tie_sequence"]] if instance.get("tie_sequence") else []
         sequences, how, length = _sequence_set(args, hmm, extra)
-        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False))
+        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False) or getattr(args, "python", False))
         res = check_sequences(hmm, tid, witness.b, u, sequences, mode=mode, lam=lam, progress=tick)
         if bar is not None:
             bar.close()
