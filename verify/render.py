@@ -41,9 +41,13 @@ def console():
 
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:       # rich would exit 1, which reads as a refutation
+            raise BrokenPipeError(32, "Broken pipe")
+
     if sys.stdout.isatty():
-        return Console(highlight=False)
-    return Console(highlight=False, soft_wrap=True, width=100_000, no_color=True)
+        return _Console(highlight=False)
+    return _Console(highlight=False, soft_wrap=True, width=100_000, no_color=True)
 
 
 def print_header(out, result: dict[str, Any]) -> None:

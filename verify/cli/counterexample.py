@@ -15,19 +15,12 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 from ...models.exceptions import InputError
-from ...models.generate.families import failing_vanilla_instance
-from ...models.hmm.files import save_instance
-
+from ..evidence import SEARCH_MAX_STEPS as MAX_STEPS
+from ..render import console, emit_json
 from ..theorems.common import check_out_path
-from ..theorems.registry import public_assumptions
 from ..theorems.requests import TheoremRequest
 from .common import THEOREMS, add_instance_options, add_json_option, add_theorem_id
-from ..render import console, emit_json
-from ..evidence.search import MAX_STEPS
-from ..theorems.vanilla.report import counterexample_for, load_or_generate, no_basis_set_evidence
 
 __all__ = ["add_parser", "run"]
 
@@ -55,6 +48,13 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    # the evidence builders import torch and scipy: imported here, so that --help stays fast
+    import numpy as np
+
+    from ...models.generate.families import failing_vanilla_instance
+    from ...models.hmm.files import save_instance
+    from ..theorems.registry import public_assumptions
+    from ..theorems.vanilla.report import load_or_generate
     if args.id not in THEOREMS:
         raise InputError(f"theorem {args.id!r}: expected one of {', '.join(THEOREMS)}")
     request = TheoremRequest(id=args.id, hidden=args.hidden, vocab=args.vocab, memory=args.memory,
@@ -94,6 +94,8 @@ def run(args) -> int:
 def _evidence(hmm, args, failed: dict) -> dict | None:
     """The evidence of ``counterexample_for``; for 3.6 with ``--search`` the search too, with a
     progress bar on a terminal."""
+    from ..theorems.vanilla.report import counterexample_for, no_basis_set_evidence
+
     if not (args.search and "3.5" in failed):
         return counterexample_for(hmm, args.id, failed, seed=args.seed)
     bar = None

@@ -45,7 +45,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME", choices=EXPERIMENTS, help=" | ".join(EXPERIMENTS))
     p.add_argument("--scale", choices=list(SCALE_NAMES), default="tiny",
                    help="tiny (~1 min on 2 CPU cores), cpu (all settings, CPU), paper (GPU)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where to pretrain and tune: auto (CUDA when present, else CPU), cpu or cuda")
     p.add_argument("--trials", type=_positive, default=None,
                    help="trials per setting, each a new HMM, pretraining and task (default: the scale's)")
     p.add_argument("--config", metavar="FILE", default=None,
@@ -67,7 +68,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="fig3-right's memory HMM: Appendix D's, or one whose tokens alone hardly reveal the "
                         "memory (default: the scale's, appendix-d)")
     p.add_argument("--out", metavar="DIR", default=None, help="output directory (default runs/NAME-SCALE)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the sweep: HMMs, tasks and training (default 0)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(run=run)
     return p

@@ -1,11 +1,11 @@
-"""The ``verify`` command (SPEC section 4).
+"""The ``verify`` command.
 
-Each subcommand lives in its own module ``verify/cmd_<name>.py`` exposing
+Each subcommand lives in its own module ``verify/cli/<name>.py`` exposing
 ``add_parser(subparsers)`` and ``run(args) -> int``. A subcommand builds a result dict and then
 renders it (``--json``: one JSON object on stdout; otherwise a readable report). Bad input is
 one line on stderr and exit code 2; set ``HEADPROMPT_DEBUG=1`` to see tracebacks.
 
-Exit codes (SPEC section 4): 0 verified, 1 refuted, 3 an assumption fails (these three are
+Exit codes: 0 verified, 1 refuted, 3 an assumption fails (these three are
 proofs, exact or certified), 2 bad input or usage, 4 internal error, 5 an uncertified (float)
 result. One guard in :func:`main` maps every exception: an error the user caused
 (:class:`InputError`, including :class:`LimitError`) is 2, a construction stopped by a failing
@@ -57,10 +57,31 @@ class _OneLineParser(argparse.ArgumentParser):
         raise InputError(f"{self.prog}: {message}")
 
 
+DESCRIPTION = ("Run, check and break the head- and prompt-tuning theorems of Wei, Xie and Ma (NeurIPS "
+               "2021) on concrete hidden Markov models: exact proofs, certificates when an assumption "
+               "fails, and Figure 3 on a pretrained masked language model.")
+EPILOG = ("exit codes: 0 verified, 1 refuted, 3 an assumption fails (these three are proofs), 2 bad "
+          "input, 4 internal error (a bug; HEADPROMPT_DEBUG=1 shows the traceback), 5 an uncertified "
+          "(float) result. Run 'verify COMMAND --help' for the options of a command.")
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("headprompt")
+    except metadata.PackageNotFoundError:       # a checkout that was never installed
+        from ... import __version__
+
+        return __version__
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser; with ``only``, the named subcommand's module alone is imported (the
     others stay placeholders), so that ``verify posterior`` does not pay for torch or sympy."""
-    parser = _OneLineParser(prog="verify", description=__doc__.splitlines()[0])
+    parser = _OneLineParser(prog="verify", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"verify (headprompt) {_version()}",
+                        help="print the package version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     for name, module_name in SUBCOMMANDS.items():
         if only is not None and name != only:
@@ -83,8 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     # default 4,300-digit int->str limit would otherwise turn a long exact result into a crash
     sys.set_int_max_str_digits(0)
     try:
+        if not argv:                        # bare `verify`: the commands, on stderr, exit 2 (a usage error)
+            build_parser("").print_help(sys.stderr)
+            return EXIT_USAGE
         args = build_parser(_requested(argv)).parse_args(argv)
         code = int(args.run(args))
+        sys.stdout.flush()                  # a full or closed stdout fails here, inside the guard
     except InputError as exc:
         if debug:
             raise
@@ -97,11 +122,23 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: an assumption fails: {_one_line(exc)}", file=sys.stderr)
         return EXIT_ASSUMPTION
+    except (BrokenPipeError, OSError) as exc:
+        if not _stdout_failed(exc):
+            if debug:
+                raise
+            print(f"error: internal error: {exc.__class__.__name__}: {_one_line(exc)[:300]} (a bug; run again "
+                  "with HEADPROMPT_DEBUG=1 for the traceback)", file=sys.stderr)
+            return EXIT_INTERNAL
+        _silence_stdout()
+        print(f"error: cannot write the output: {exc.strerror or _one_line(exc)} (standard output is "
+              "closed or full)", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
-    except SystemExit as exc:                  # argparse --help / --version
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except SystemExit as exc:                  # argparse --help / --version (code 0)
+        code = exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        return code if code in (0, EXIT_USAGE) else EXIT_INTERNAL     # never 1: that is a refutation
     except BaseException as exc:               # noqa: BLE001 - the one guard (SPEC exit code 4)
         if debug:
             raise
@@ -110,6 +147,23 @@ def main(argv: list[str] | None = None) -> int:
               "HEADPROMPT_DEBUG=1 for the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
     return code
+
+
+def _stdout_failed(exc: OSError) -> bool:
+    """A write to stdout failed: a closed pipe (EPIPE) or a full device (ENOSPC, e.g.
+    ``> /dev/full``). Other OS errors (a file the program could not read) are not this."""
+    import errno
+
+    return isinstance(exc, BrokenPipeError) or exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EBADF)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _one_line(exc: BaseException) -> str:

@@ -10,8 +10,6 @@ as ``T^2 |X|`` digits, so exact mode refuses sequences beyond :data:`MAX_EXACT_W
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from ...models.inference import exact as ie
@@ -45,11 +43,16 @@ MAX_FLOAT_WORK = 50_000_000
 def add_parser(sub) -> None:
     p = sub.add_parser("posterior", help="exact or float posterior and conditionals G_i(x)",
                        description=DESCRIPTION)
-    p.add_argument("--hmm", required=True, metavar="FILE", help="instance file (SPEC section 3)")
+    p.add_argument("--hmm", required=True, metavar="FILE",
+                   help="the instance file (JSON: kind, A, W, pi0, mu, ...; a memory HMM too)")
     seq = p.add_mutually_exclusive_group(required=True)
     seq.add_argument("--seq", help='token sequence, e.g. "0 3 1 2"')
     seq.add_argument("--seq-file", metavar="FILE", help="read the token sequence from a file (spaces, commas or newlines)")
-    p.add_argument("--mode", choices=("exact", "float"), default="exact")
+    p.add_argument("--mode", choices=("exact", "float"), default="exact",
+                   help="exact: rational arithmetic (the default); float: float64, for long sequences "
+                        "(exit 5: nothing is proven)")
+    p.add_argument("--exact", action="store_true",
+                   help="print the exact rationals instead of decimals (exact mode; JSON always has them)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_rationalize_option(p)
     p.set_defaults(run=run)
@@ -115,16 +118,45 @@ def run(args) -> int:
     possible = result.pop("_possible")
     if conversion is not None:
         result["rationalized"] = {**conversion.to_dict(), **change_bounds(model, tokens, conversion)}
+    result.update(_task_block(model, result))
+    result["outside_support"] = not possible
     if not possible:
-        print("warning: Pr(X = x) = 0 for this sequence; the posterior is undefined and shown as 0",
-              file=sys.stderr)
-    # float values are not proven: exit 5 (SPEC section 4), so no script reads them as exact
+        result.update({k: None for k in ("mu_dot_posterior", "label") if k in result})
+        # Pr(X = x) = 0: the posterior is undefined (shown as 0) and F*(x) means nothing; bad input
+        if args.json:
+            emit_json(result)
+        raise InputError(f"the sequence {' '.join(map(str, tokens))} has probability 0 under this HMM "
+                         "(Pr(X = x) = 0): its posterior is undefined; give a sequence the HMM can emit")
+    # float values are not proven: exit 5, so no script reads them as exact
     code = 0 if args.mode == "exact" else 5
     if args.json:
         emit_json(result)
         return code
-    _render(model, result)
+    _render(model, result, exact=args.exact)
     return code
+
+
+def _task_block(model, result: dict) -> dict:
+    """``mu . P`` and ``F*(x)`` when the instance has a task: ``mu_dot_posterior`` (a string
+    ``"p/q"`` in exact mode, a number in float mode; a list of class scores for a task with
+    several classes) and ``label`` (``F*(x)``, decided exactly in exact mode)."""
+    from fractions import Fraction
+
+    from ...models.hmm.rational import format_fraction
+    from ...models.hmm.task import is_multiclass, task_label, task_margin, task_scores
+
+    mu = getattr(model, "mu", None)
+    if mu is None:
+        return {}
+    exact = result["mode"] == "exact"
+    post = [Fraction(v) for v in result["posterior"]] if exact else [float(v) for v in result["posterior"]]
+    label = int(task_label(mu, post))
+    as_out = (lambda s: format_fraction(Fraction(s))) if exact else float   # noqa: E731
+    if is_multiclass(mu):
+        shown = [as_out(s) for s in task_scores(mu, post)]
+    else:
+        shown = as_out(task_margin(mu, post))
+    return {"mu_dot_posterior": shown, "label": label}
 
 
 def check_length(model, length: int, mode: str) -> None:
@@ -145,23 +177,46 @@ def check_length(model, length: int, mode: str) -> None:
                          f"is {MAX_FLOAT_WORK} (use a shorter sequence)")
 
 
-def _render(model, result: dict) -> None:
+def _shown(value, exact: bool) -> str:
+    """A value as printed: the rational itself with ``--exact``, else a decimal (6 significant
+    digits; exact zeros and ones stay ``0`` and ``1``)."""
+    from fractions import Fraction
+
+    if isinstance(value, str):
+        if exact:
+            return value
+        q = Fraction(value)
+        return str(q) if q.denominator == 1 else f"{float(q):.6g}"
+    return f"{value:.6g}"
+
+
+def _render(model, result: dict, *, exact: bool = False) -> None:
     from rich.table import Table
 
     out = console()
     memory = not isinstance(model, HMM)
     what = f"P[M_{model.target_cell + 1} | X = x]" if memory else "P[H_0 | X_{1:T} = x]"
-    out.print(f"sequence {' '.join(map(str, result['sequence']))}   mode: {result['mode']}")
+    decimals = result["mode"] == "exact" and not exact
+    out.print(f"sequence {' '.join(map(str, result['sequence']))}   mode: {result['mode']}"
+              + ("   (decimals rounded to 6 digits; --exact prints the exact rationals)" if decimals else ""))
     table = Table(title=what)
     table.add_column("memory value" if memory else "hidden state", justify="right")
     table.add_column("probability", justify="right")
     for k, v in enumerate(result["posterior"]):
-        table.add_row(str(k), str(v))
+        table.add_row(str(k), _shown(v, exact))
     out.print(table)
-    g = Table(title="G_i(x) = P[X_i | X_-i = x_-i]  (rows: position i, 1-based; columns: token)")
+    if "label" in result:
+        score = result["mu_dot_posterior"]
+        shown = (", ".join(_shown(s, exact) for s in score) if isinstance(score, list) else _shown(score, exact))
+        if isinstance(score, list):
+            out.print(f"task: mu_c . P = [{shown}]  ->  F*(x) = {result['label']} (argmax, ties to the largest class)")
+        else:
+            out.print(f"task: mu . P = {shown}  ->  F*(x) = {result['label']} (1 when mu . P >= 0)")
+    g = Table(title="G_i(x) = P[X_i = z | X_-i = x_-i]  (rows: position i, 1-based; columns: token z)")
     g.add_column("i", justify="right")
+    g.add_column("x_i", justify="right")
     for z in range(model.num_tokens):
-        g.add_column(str(z), justify="right")
+        g.add_column(f"z={z}", justify="right")
     for i, row in enumerate(result["G"]):
-        g.add_row(str(i + 1), *[str(v) if isinstance(v, str) else f"{v:.6g}" for v in row])
+        g.add_row(str(i + 1), str(result["sequence"][i]), *[_shown(v, exact) for v in row])
     out.print(g)

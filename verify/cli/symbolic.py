@@ -1,6 +1,6 @@
 """``verify symbolic``: sympy proofs of Proposition 3.4, Claim A.1, Lemma B.2 and the head
 identities of Theorems 3.3 and 3.6, as identities of rational functions in symbolic HMM
-parameters, for every token sequence up to ``--length`` (see :mod:`verify.symbolic`).
+parameters, for every token sequence up to ``--length`` (see :mod:`headprompt.verify.symbolic.proofs`).
 
 Exit code 0 when every requested statement holds, 1 otherwise, 2 for bad sizes or names.
 """
@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from ..render import console, emit_json
-from ..symbolic.proofs import MAX_SIZE, STATEMENTS, prove_all
+from ..symbolic.limits import MAX_PATH_WORK, MAX_SIZE, STATEMENTS, accepted_sizes
 
 __all__ = ["add_parser", "run"]
 
@@ -23,16 +23,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "symbolic", help="prove the paper's HMM identities symbolically (sympy)",
         description="Prove Proposition 3.4, Claim A.1, Lemma B.2 and the head identities of "
                     "Theorems 3.3 and 3.6 as identities of rational functions in symbolic HMM "
-                    "parameters, for every token sequence of length 1..T.")
+                    "parameters, for every token sequence of length 1..T. Sizes: each of |H|, |X| and T "
+                    f"in 1..{MAX_SIZE}, with at most {MAX_PATH_WORK:,} brute-force path terms "
+                    "(sum over t <= T of |X|^t |H|^(t+3)); the largest accepted T per (|H|, |X|) is "
+                    + ", ".join(f"({h}, {x}, {t})" for h, x, t in accepted_sizes())
+                    + "; larger sizes are refused with exit 2.")
     # no argparse ``choices``: with nargs="*" it rejects the empty default; prove_all checks
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"statements to prove, among {', '.join(STATEMENTS)} (default all)")
     parser.add_argument("--hidden", type=int, default=2, metavar="N",
-                        help=f"number of hidden states |H| (1..{MAX_SIZE}, default 2)")
+                        help=f"number of hidden states |H| (1..{MAX_SIZE} within the path-term limit, default 2)")
     parser.add_argument("--vocab", type=int, default=2, metavar="K",
-                        help=f"vocabulary size |X| (1..{MAX_SIZE}, default 2)")
+                        help=f"vocabulary size |X| (1..{MAX_SIZE} within the path-term limit, default 2)")
     parser.add_argument("--length", type=int, default=3, metavar="T",
-                        help=f"longest sequence length T (1..{MAX_SIZE}, default 3)")
+                        help=f"longest sequence length T (1..{MAX_SIZE} within the path-term limit, default 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
     return parser
@@ -42,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     """Prove the requested statements; 0 if all hold, 1 otherwise (InputError for bad sizes)."""
     names = list(dict.fromkeys(args.names)) or list(STATEMENTS)
     start = time.perf_counter()
+    from ..symbolic.proofs import prove_all       # sympy: imported here, so that --help stays fast
+
     statements = prove_all(args.hidden, args.vocab, args.length, names)
     holds = all(r["holds"] for r in statements)
     result = {

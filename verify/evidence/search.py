@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from ...models.inference import floats as iff
+from . import SEARCH_MAX_STEPS
 from ...models.inference import torch_backend as it
 from ...models.hmm.values import HMM
 from ...models.generate.sampling import sample
@@ -26,7 +27,7 @@ from ...models.hmm.task import labels as task_labels
 
 __all__ = ["optimize_prompt_and_head", "interpret", "MAX_STEPS"]
 
-MAX_STEPS = 5000
+MAX_STEPS = SEARCH_MAX_STEPS
 
 
 def _features(A, W, pi0, tokens: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:

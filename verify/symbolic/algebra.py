@@ -16,14 +16,12 @@ from sympy import QQ
 from sympy.polys.rings import ring as poly_ring
 
 from ...models.exceptions import InputError
+from .limits import MAX_PATH_WORK, MAX_SIZE, MAX_STRUCTURED_WORK, path_work
 
 __all__ = ["MAX_SIZE", "MAX_PATH_WORK", "MAX_STRUCTURED_WORK", "Vector", "RationalFunction", "SymbolicHMM",
            "symbolic_hmm", "path_work", "check_sizes", "sequences"]
 
-MAX_SIZE = 4
 #: Budgets on :func:`path_work`, set from timings (worst allowed case about 30 s on one core).
-MAX_PATH_WORK = 3_000
-MAX_STRUCTURED_WORK = 45_000
 
 Vector = tuple  # of polynomials or RationalFunctions, indexed by hidden state or token
 
@@ -227,11 +225,6 @@ def symbolic_hmm(hidden: int, vocab: int, *, constrained: bool = True,
         empty=tuple(sym[f"e{h}"] for h in range(hidden)),
         constrained=constrained,
     )
-
-
-def path_work(hidden: int, vocab: int, length: int) -> int:
-    """Brute-force size ``sum_{t=1..T} |X|^t |H|^(t+3)`` (sequences times hidden paths)."""
-    return sum(vocab ** t * hidden ** (t + 3) for t in range(1, length + 1))
 
 
 def check_sizes(hidden: Any, vocab: Any, length: Any, *, structured: bool = False) -> None:

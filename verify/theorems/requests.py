@@ -67,6 +67,9 @@ class TheoremRequest:
     out: str | None = None
     rationalize: float | None = None
     classes: int | None = None
+    progress: bool | None = None
+    """Show progress on stderr (a bar on a terminal, lines in a log); default: on for the
+    command line without ``--json``, off in Python."""
     python: bool = field(default=False, repr=False, compare=False)
     """Built from Python keywords (:meth:`from_options`): messages then name ``hidden=``, not
     ``--hidden``."""
@@ -80,6 +83,8 @@ class TheoremRequest:
         return f"{name}={value!r}" if self.python else f"--{name.replace('_', '-')} {value!r}"
 
     def __post_init__(self) -> None:
+        if self.progress is None:
+            object.__setattr__(self, "progress", not self.python)
         self._normalise_types()
         theorem_spec(self.id)
         if self.mode is not None and self.mode not in MODES:
@@ -170,5 +175,6 @@ class TheoremRequest:
     @classmethod
     def from_namespace(cls, args: Any) -> "TheoremRequest":
         """A request from parsed command-line arguments (attributes named as the fields)."""
-        known = {f.name for f in fields(cls)} - {"python"}
-        return cls(**{k: v for k, v in vars(args).items() if k in known})
+        known = {f.name for f in fields(cls)} - {"python", "progress"}
+        return cls(progress=not getattr(args, "json", False),
+                   **{k: v for k, v in vars(args).items() if k in known})

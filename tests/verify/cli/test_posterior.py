@@ -63,10 +63,38 @@ def test_console_script_human_output(tmp_path):
     assert "P[H_0 | X_{1:T} = x]" in proc.stdout
 
 
-def test_impossible_sequence_warns(tmp_path, capsys):
+def test_an_impossible_sequence_is_flagged_and_exits_2(tmp_path, capsys):
+    """Pr(X = x) = 0 (path sums agree): the JSON says outside_support, no label is given, and
+    the exit code is 2 with one line naming the sequence; a possible one is not flagged."""
+    inst = {"kind": "hmm", "A": [[1, 0], [0, 1]], "W": [[1, 0], [0, 1]], "pi0": [1, 0], "mu": [1, -1]}
     path = tmp_path / "h.json"
-    path.write_text(json.dumps({"kind": "hmm", "A": [[1, 0], [0, 1]], "W": [[1, 0], [0, 1]], "pi0": [1, 0]}))
-    assert main(["posterior", "--hmm", str(path), "--seq", "1", "--json"]) == 0
+    path.write_text(json.dumps(inst))
+    hmm = load_instance(path)
+    assert sum(oracle.path_posterior(hmm, [1], 0)) == 0 and sum(oracle.path_posterior(hmm, [0], 0)) == 1
+    assert main(["posterior", "--hmm", str(path), "--seq", "1", "--json"]) == 2
     captured = capsys.readouterr()
-    assert json.loads(captured.out)["posterior"] == ["0", "0"]
-    assert "Pr(X = x) = 0" in captured.err
+    out = json.loads(captured.out)
+    assert out["outside_support"] is True and out["label"] is None and out["posterior"] == ["0", "0"]
+    assert captured.err.strip().splitlines() == [captured.err.strip()] and "probability 0" in captured.err
+    assert main(["posterior", "--hmm", str(path), "--seq", "0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["outside_support"] is False and out["label"] == 1 and out["mu_dot_posterior"] == "1"
+
+
+def test_human_output_shows_decimals_the_task_and_the_exact_values_on_request(tmp_path, capsys):
+    hmm = random_exact_hmm(3, 3, rng=np.random.default_rng(4), max_denominator=60, density=0.7).with_task([1, -2, 1])
+    path = tmp_path / "h.json"
+    save_instance(hmm, path)
+    tokens = [2, 0, 1]
+    post = oracle.path_posterior(hmm, tokens, 0)
+    margin = sum(m * p for m, p in zip([1, -2, 1], post))
+    assert main(["posterior", "--hmm", str(path), "--seq", "2 0 1"]) == 0
+    out = capsys.readouterr().out
+    assert f"{float(post[0]):.6g}" in out and str(post[0]) not in out          # decimals by default
+    assert f"mu . P = {float(margin):.6g}" in out and f"F*(x) = {int(margin >= 0)}" in out
+    assert "z=0" in out and "x_i" in out
+    assert main(["posterior", "--hmm", str(path), "--seq", "2 0 1", "--exact"]) == 0
+    out = capsys.readouterr().out
+    assert str(post[0]) in out and f"mu . P = {margin}" in out
+    for value in oracle.path_conditional(hmm, tokens, 1):
+        assert str(value) in out

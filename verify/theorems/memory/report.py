@@ -232,7 +232,7 @@ def theorem(args) -> dict:
         report["identity"] = identity_check(model, witness, H_star)
         extra = [instance["tie_sequence"]] if instance.get("tie_sequence") else []
         sequences, how, length = sequence_set(args, model, extra)
-        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False) or getattr(args, "python", False))
+        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=not getattr(args, "progress", True))
         res = check_sequences(model, witness, H_star, sequences, mode=mode, progress=tick, keep=True)
         if bar is not None:
             bar.close()

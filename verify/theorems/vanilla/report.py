@@ -245,7 +245,7 @@ def theorem(args) -> dict:
             report["identity"]["lambda"] = format_fraction(lam)
         extra = [instance["tie_sequence"]] if instance.get("tie_sequence") else []
         sequences, how, length = _sequence_set(args, hmm, extra)
-        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=getattr(args, "json", False) or getattr(args, "python", False))
+        bar, tick = progress_bar(len(sequences), f"checking Theorem {tid}", quiet=not getattr(args, "progress", True))
         res = check_sequences(hmm, tid, witness.b, u, sequences, mode=mode, lam=lam, progress=tick)
         if bar is not None:
             bar.close()
