@@ -4,19 +4,26 @@ hmmlearn's conventions against ours (SPEC section 1):
 
 - ``transmat_[i, j] = Pr(next = j | current = i)`` is row-stochastic: ``A = transmat_.T``.
 - ``emissionprob_[h, x] = Pr(x | h)``: ``W = emissionprob_.T``.
-- ``startprob_`` is the law of the *first emitting* state, our ``P[H_1] = A pi0`` (our ``H_0``
-  emits nothing). Going from hmmlearn to us needs a ``pi0`` in the simplex with
-  ``A pi0 = startprob_``: :func:`initial_from_start` solves it by nonnegative least squares and
-  checks the residual; when ``startprob_`` is not in the image of the simplex under ``A`` (a
-  chain whose every state moves to state 0 reaches only ``startprob_ = e_0``) it says so. When ``A`` is singular
-  the solution need not be unique; every solution gives the same law of ``X_{1:T}`` and of
-  ``H_1..H_T``, and posteriors of ``H_0`` then depend on the choice (give ``pi0`` yourself).
+- ``startprob_`` is the law of the *first emitting* state; our ``H_0`` emits nothing and
+  ``P[H_1] = A pi0``. :func:`start_to_initial` offers three readings (``start=``):
 
-hmmlearn is needed only when these functions are called.
+  - ``"h1"`` (default): ``startprob_`` is ``P[H_1]``; ``pi0`` is a point of the simplex with
+    ``A pi0 = startprob_`` when one exists, otherwise the one closest in total variation (a
+    linear program), and a :class:`StartLawWarning` carries the remaining distance
+    ``TV(A pi0, startprob_)``. EM fits rarely leave ``startprob_`` exactly in ``A``'s image of
+    the simplex (a fit on one long sequence makes it nearly one-hot). When ``A`` is singular the
+    solution need not be unique; every solution gives the same law of ``X_{1:T}`` and of
+    ``H_1..H_T`` (posteriors of ``H_0`` then depend on the choice: give ``pi0`` yourself).
+  - ``"h0"``: ``startprob_`` is read as ``pi0 = P[H_0]`` (so ``P[H_1] = A startprob_``).
+  - ``"stationary"``: ``pi0`` is the stationary law of ``A`` (``startprob_`` is ignored), the
+    chain observed in its steady state.
+
+hmmlearn is needed only when these functions are called (scipy for ``"h1"``).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -24,7 +31,97 @@ import numpy as np
 from ..exceptions import InputError
 from .limits import FLOAT_TOLERANCE
 
-__all__ = ["initial_from_start", "hmmlearn_arrays", "to_hmmlearn"]
+__all__ = ["initial_from_start", "closest_initial", "stationary_law", "start_to_initial", "StartLawWarning",
+           "START_READINGS", "hmmlearn_arrays", "to_hmmlearn"]
+
+START_READINGS = ("h1", "h0", "stationary")
+
+
+class StartLawWarning(UserWarning):
+    """``from_hmmlearn(start="h1")``: no ``pi0`` has ``A pi0 = startprob_`` exactly; the closest
+    one was used. ``distance`` is ``TV(A pi0, startprob_)`` (half the l1 distance)."""
+
+    def __init__(self, message: str, distance: float) -> None:
+        super().__init__(message)
+        self.distance = distance
+
+
+def closest_initial(A: Any, start: Any) -> tuple[np.ndarray, float]:
+    """``(pi0, distance)``: a ``pi0`` in the simplex minimising ``TV(A pi0, start) =
+    1/2 sum_h |(A pi0)_h - start_h|`` and that minimum (float64), by the linear program
+    ``min sum t`` subject to ``-t <= A pi0 - start <= t``, ``pi0 >= 0``, ``sum pi0 = 1``
+    (``scipy.optimize.linprog``, HiGHS). ``A``: ``(n, n)`` column-stochastic; ``start``: ``(n,)``.
+
+    >>> pi0, d = closest_initial([[1.0, 1.0], [0.0, 0.0]], [0.5, 0.5])
+    >>> pi0.sum().round(12), round(d, 12)
+    (1.0, 0.5)
+
+    Raises:
+        InputError: shapes disagree or entries are not finite.
+    """
+    from scipy.optimize import linprog
+
+    A = np.asarray(A, dtype=float)
+    start = np.asarray(start, dtype=float)
+    n = A.shape[0] if A.ndim == 2 else 0
+    if A.shape != (n, n) or start.shape != (n,) or n == 0:
+        raise InputError(f"startprob_: expected {n} entries for a {A.shape} transition matrix, found {start.shape}")
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(start))):
+        raise InputError("startprob_/transmat_: entries must be finite")
+    eye = np.eye(n)
+    cost = np.concatenate([np.zeros(n), np.ones(n)])                         # variables (pi0, t)
+    upper = np.block([[A, -eye], [-A, -eye]])
+    bound = np.concatenate([start, -start])
+    equal = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
+    res = linprog(cost, A_ub=upper, b_ub=bound, A_eq=equal, b_eq=[1.0], bounds=[(0, None)] * (2 * n),
+                  method="highs")
+    pi0 = np.clip(res.x[:n], 0.0, None)
+    pi0 = pi0 / pi0.sum()
+    return pi0, float(0.5 * np.abs(A @ pi0 - start).sum())
+
+
+def stationary_law(A: Any) -> np.ndarray:
+    """A stationary law ``p = A p`` (``p >= 0``, ``sum p = 1``) of a float column-stochastic
+    ``(n, n)`` ``A``: the least-squares solution of ``[A - I; 1] p = [0; 1]``, clipped to the
+    simplex (the float counterpart of the exact
+    ``headprompt.models.generate.generators.stationary_distribution``).
+
+    >>> stationary_law([[0.5, 1.0], [0.5, 0.0]]).round(12).tolist()
+    [0.666666666667, 0.333333333333]
+    """
+    A = np.asarray(A, dtype=float)
+    n = A.shape[0]
+    system = np.vstack([A - np.eye(n), np.ones((1, n))])
+    p, *_ = np.linalg.lstsq(system, np.concatenate([np.zeros(n), [1.0]]), rcond=None)
+    p = np.clip(p, 0.0, None)
+    return p / p.sum()
+
+
+def start_to_initial(A: Any, start: Any, reading: str = "h1", *, tolerance: float = FLOAT_TOLERANCE) -> np.ndarray:
+    """Our ``pi0`` from hmmlearn's ``startprob_`` under ``reading`` (module docstring):
+    ``"h1"`` (``A pi0 = startprob_``, or the closest, with a :class:`StartLawWarning` when the
+    distance exceeds ``tolerance``), ``"h0"`` (``pi0 = startprob_``) or ``"stationary"``.
+
+    Raises:
+        InputError: an unknown ``reading``, or shapes that disagree.
+    """
+    if reading not in START_READINGS:
+        raise InputError(f"start: expected one of {', '.join(map(repr, START_READINGS))}, found {reading!r}")
+    A = np.asarray(A, dtype=float)
+    start = np.asarray(start, dtype=float)
+    if start.shape != (A.shape[0],):
+        raise InputError(f"startprob_: expected {A.shape[0]} entries, found shape {start.shape}")
+    if reading == "h0":
+        return start / start.sum()
+    if reading == "stationary":
+        return stationary_law(A)
+    pi0, distance = closest_initial(A, start)
+    if distance > tolerance:
+        warnings.warn(StartLawWarning(
+            f"startprob_ is not P[H_1] = A pi0 for any pi0 (hmmlearn's first state is our H_1); used the "
+            f"closest pi0, at total variation {distance:.3g} from startprob_ (start='h0' or 'stationary' "
+            "read it otherwise)", distance), stacklevel=4)
+    return pi0
 
 
 def initial_from_start(A: Any, start: Any, *, tolerance: float = FLOAT_TOLERANCE) -> np.ndarray:
@@ -64,31 +161,37 @@ def initial_from_start(A: Any, start: Any, *, tolerance: float = FLOAT_TOLERANCE
     return x
 
 
-def hmmlearn_arrays(model: Any, *, pi0: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def hmmlearn_arrays(model: Any, *, pi0: Any = None, start: str = "h1") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(A, W, pi0)`` (float64) of a fitted ``hmmlearn.hmm.CategoricalHMM`` (module docstring);
     :meth:`HMM.from_hmmlearn <headprompt.models.hmm.values.HMM.from_hmmlearn>` builds the model.
 
     Args:
         model: the fitted model (``startprob_``, ``transmat_``, ``emissionprob_`` set).
-        pi0: our ``P[H_0]``; default: solved from ``A pi0 = startprob_`` by
-            :func:`initial_from_start`. A given ``pi0`` is checked against ``startprob_``.
+        pi0: our ``P[H_0]``; default: from ``startprob_`` by :func:`start_to_initial`. A given
+            ``pi0`` is checked against ``startprob_`` (for ``start="h1"``).
+        start: how ``startprob_`` is read: ``"h1"``, ``"h0"`` or ``"stationary"`` (module docstring).
 
     Raises:
-        InputError: a model without fitted parameters, or no ``pi0`` (see above).
+        InputError: a model without fitted parameters, an unknown ``start``, or a given ``pi0``
+            that contradicts ``startprob_``.
     """
     try:
-        start = np.asarray(model.startprob_, dtype=float)
+        start_law = np.asarray(model.startprob_, dtype=float)
         transmat = np.asarray(model.transmat_, dtype=float)
         emission = np.asarray(model.emissionprob_, dtype=float)
     except AttributeError as exc:
         raise InputError(f"from_hmmlearn: expected a fitted hmmlearn CategoricalHMM ({exc})") from None
     A = transmat.T                                            # (|H|, |H|) column-stochastic
     W = emission.T                                            # (|X|, |H|)
+    if start not in START_READINGS:
+        raise InputError(f"start: expected one of {', '.join(map(repr, START_READINGS))}, found {start!r}")
     if pi0 is None:
-        pi0 = initial_from_start(A, start)
+        pi0 = start_to_initial(A, start_law, start)
+    elif start != "h1":
+        raise InputError(f"pi0: give either pi0= or start={start!r}, not both")
     else:
         pi0 = np.asarray(pi0, dtype=float)
-        if pi0.shape != start.shape or np.max(np.abs(A @ pi0 - start)) > FLOAT_TOLERANCE:
+        if pi0.shape != start_law.shape or np.max(np.abs(A @ pi0 - start_law)) > FLOAT_TOLERANCE:
             raise InputError("pi0: A pi0 differs from the model's startprob_ (hmmlearn's start law is our "
                              "P[H_1] = A pi0)")
     return A, W, pi0

@@ -8,6 +8,7 @@ decimals (``0.1`` is ``1/10``) and strings ``"p/q"`` as rationals (SPEC section 
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
@@ -17,14 +18,42 @@ import numpy as np
 from ..exceptions import ExactnessError, InputError
 
 __all__ = ["to_fraction", "fraction_array", "format_fraction", "format_array",
-           "round_to_denominator", "denominator_for", "common_denominator", "is_exact_array"]
+           "round_to_denominator", "denominator_for", "common_denominator", "is_exact_array",
+           "ascii_number_text"]
+
+# The number grammar of instance files and flags (SPEC section 2), ASCII only: Python's int() and
+# Decimal() would also read Arabic-Indic or fullwidth digits, "3_0" and " 1 " (and int() "1 / 3"
+# around the slash), which no other tool reads as these numbers.
+_DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_RATIO_TEXT = re.compile(r"[+-]?[0-9]+/[+-]?[0-9]+")
+
+
+def ascii_number_text(text: str, *, name: str = "value") -> str:
+    """``text`` itself when it is an ASCII decimal (``"0.25"``, ``"-3"``, ``"1e-3"``) or ratio
+    ``"p/q"``: digits ``0-9`` only, no spaces, underscores or other scripts' digits.
+
+    >>> ascii_number_text("-1/3")
+    '-1/3'
+    >>> ascii_number_text("\uff13")
+    Traceback (most recent call last):
+    ...
+    headprompt.models.exceptions.ExactnessError: value: cannot read '\\uff13' as a number: only ASCII digits 0-9, an optional sign, '.', an exponent or one '/' (no spaces, underscores or other digits)
+
+    Raises:
+        ExactnessError: (an :class:`InputError`) for any other text, in one line.
+    """
+    if _DECIMAL_TEXT.fullmatch(text) or _RATIO_TEXT.fullmatch(text):
+        return text
+    raise ExactnessError(f"{name}: cannot read {ascii(text)} as a number: only ASCII digits 0-9, an optional sign, "
+                         "'.', an exponent or one '/' (no spaces, underscores or other digits)")
 
 
 def to_fraction(value: Any, *, name: str = "value") -> Fraction:
     """Read ``value`` exactly as a rational.
 
-    Accepts ``int``, ``Fraction``, ``Decimal``, strings ``"p/q"``, ``"p"`` or decimal strings
-    ``"0.25"``, and python-flint ``fmpq``/``fmpz``. Floats are refused (their binary value is
+    Accepts ``int``, ``Fraction``, ``Decimal``, ASCII strings ``"p/q"``, ``"p"`` or decimal strings
+    ``"0.25"`` (:func:`ascii_number_text`: no spaces, underscores or non-ASCII digits), numpy
+    integers, and python-flint ``fmpq``/``fmpz``. Floats are refused (their binary value is
     rarely what was meant); read JSON with ``parse_float=Decimal`` instead.
 
     >>> to_fraction("3/6"), to_fraction(Decimal("0.1"))
@@ -44,7 +73,7 @@ def to_fraction(value: Any, *, name: str = "value") -> Fraction:
             raise ExactnessError(f"{name}: expected a finite number, found {value}")
         return Fraction(value)
     if isinstance(value, str):
-        text = value.strip()
+        text = ascii_number_text(value, name=name)
         try:
             if "/" in text:
                 num, den = text.split("/")

@@ -269,17 +269,22 @@ class HMM(_Sizes):
         return (self.A, self.W, self.pi0, self.mu)
 
     @classmethod
-    def from_hmmlearn(cls, model: Any, *, pi0: Any = None, mu: Any = None) -> "HMM":
+    def from_hmmlearn(cls, model: Any, *, start: str = "h1", pi0: Any = None, mu: Any = None) -> "HMM":
         """A float HMM from a fitted ``hmmlearn.hmm.CategoricalHMM``: ``A = transmat_.T``,
-        ``W = emissionprob_.T`` and a ``pi0`` with ``A pi0 = startprob_`` (hmmlearn's start law
-        is our ``P[H_1]``); see :func:`headprompt.models.hmm.learned.hmmlearn_arrays`.
+        ``W = emissionprob_.T``, and ``pi0`` from ``startprob_`` read as ``start``: ``"h1"``
+        (default; hmmlearn's start law is our ``P[H_1] = A pi0``: the exact solution where one
+        exists, else the closest in total variation with a
+        :class:`~headprompt.models.hmm.learned.StartLawWarning` giving the distance), ``"h0"``
+        (``pi0 = startprob_``) or ``"stationary"`` (``pi0`` = the stationary law of ``A``); see
+        :mod:`headprompt.models.hmm.learned`. ``to_hmmlearn`` gives back ``A``, ``W`` and ``P[H_1]``.
 
         Raises:
-            InputError: when no ``pi0`` in the simplex has ``A pi0 = startprob_``.
+            InputError: an unfitted model, an unknown ``start``, a ``pi0`` that contradicts
+                ``startprob_``, or a bad ``mu``.
         """
         from .learned import hmmlearn_arrays
 
-        A, W, pi0 = hmmlearn_arrays(model, pi0=pi0)
+        A, W, pi0 = hmmlearn_arrays(model, pi0=pi0, start=start)
         return cls.create(A, W, pi0, mu, exact=False)
 
     def to_hmmlearn(self, **kwargs: Any) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import warnings
 from fractions import Fraction as Fr
 from types import SimpleNamespace
 
@@ -18,7 +19,7 @@ from headprompt.models.inference import floats as iff  # noqa: E402
 from headprompt.models.exceptions import ExactnessError, InputError  # noqa: E402
 from headprompt.models.generate.generators import random_exact_hmm  # noqa: E402
 from headprompt.models.hmm.values import HMM, MemoryHMM  # noqa: E402
-from headprompt.models.hmm.learned import initial_from_start  # noqa: E402
+from headprompt.models.hmm.learned import StartLawWarning, closest_initial, initial_from_start  # noqa: E402
 from headprompt.models.hmm.rationalize import rationalize  # noqa: E402
 from headprompt.verify.cli.main import main  # noqa: E402
 from tests import oracle  # noqa: E402
@@ -84,10 +85,108 @@ def test_pi0_solve_and_when_none_exists():
         initial_from_start(to_zero, [0.5, 0.5])
     model = HMM.create(to_zero, [[0.5, 0.5], [0.5, 0.5]], [0.5, 0.5], exact=False).to_hmmlearn()
     model.startprob_ = np.array([0.5, 0.5])
-    with pytest.raises(InputError, match="startprob_"):
-        HMM.from_hmmlearn(model)
+    with pytest.warns(StartLawWarning, match="total variation 0.5") as record:     # not refused
+        h = HMM.from_hmmlearn(model)
+    assert record[0].message.distance == pytest.approx(0.5) and list(h.pi0) == pytest.approx([1, 0], abs=1e-9)
     with pytest.raises(InputError, match="startprob_"):
         HMM.from_hmmlearn(model, pi0=[0.5, 0.5])
+
+
+def _sample(model, count, length, rng):
+    """``count`` sequences of ``length`` tokens from a float hmmlearn model, drawn here by
+    inverse-CDF sampling (independent of hmmlearn's sampler): ``(count * length, 1)``."""
+    start, T, E = model.startprob_, model.transmat_, model.emissionprob_
+    h = (rng.random(count)[:, None] > np.cumsum(start)[None, :]).sum(axis=1)
+    out = np.empty((count, length), dtype=int)
+    for t in range(length):
+        out[:, t] = (rng.random(count)[:, None] > np.cumsum(E[h], axis=1)).sum(axis=1)
+        h = (rng.random(count)[:, None] > np.cumsum(T[h], axis=1)).sum(axis=1)
+    return np.minimum(out, E.shape[1] - 1).reshape(-1, 1)
+
+
+def _tv(p, q):
+    return 0.5 * float(np.abs(np.asarray(p) - np.asarray(q)).sum())
+
+
+def _fits():
+    """The two fits of issue 19: one long sequence (10,000 tokens) and 2,000 sequences of
+    length 10, both from a true 4-state HMM (few EM steps: the conversion, not EM, is tested)."""
+    truth = random_exact_hmm(4, 3, rng=np.random.default_rng(7)).to_hmmlearn()
+    rng = np.random.default_rng(8)
+    one = hmmlearn_hmm.CategoricalHMM(n_components=4, n_features=3, n_iter=15, random_state=0)
+    many = hmmlearn_hmm.CategoricalHMM(n_components=4, n_features=3, n_iter=4, random_state=0)
+    return [one.fit(_sample(truth, 1, 10_000, rng)), many.fit(_sample(truth, 2000, 10, rng), [10] * 2000)]
+
+
+@pytest.fixture(scope="module")
+def fits():
+    return _fits()
+
+
+def test_from_hmmlearn_reads_both_fits_three_ways(fits):
+    """Each reading gives a valid float HMM with A = transmat_.T, W = emissionprob_.T and: "h0"
+    pi0 = startprob_; "stationary" A pi0 = pi0; "h1" P[H_1] = startprob_ or, if no pi0 reaches
+    it, a warning whose distance is TV(A pi0, startprob_) and no point of the simplex (Dirichlet
+    draws and vertices, an independent search) comes closer."""
+    rng = np.random.default_rng(0)
+    for fitted in fits:
+        for start in ("h0", "stationary", "h1"):
+            with warnings.catch_warnings(record=True) as record:
+                warnings.simplefilter("always")
+                h = HMM.from_hmmlearn(fitted, start=start, mu=[1, -1, 0.5, 0])
+            assert not h.exact and np.array_equal(h.A, fitted.transmat_.T)
+            assert np.array_equal(h.W, fitted.emissionprob_.T) and list(h.mu) == [1, -1, 0.5, 0]
+            assert np.all(h.pi0 >= 0) and h.pi0.sum() == pytest.approx(1, abs=1e-12)
+            if start == "h0":
+                assert h.pi0 == pytest.approx(fitted.startprob_, abs=1e-12) and not record
+            elif start == "stationary":
+                assert h.A @ h.pi0 == pytest.approx(h.pi0, abs=1e-9) and not record
+            else:
+                distance = _tv(h.A @ h.pi0, fitted.startprob_)
+                if record:
+                    assert [type(w.message) for w in record] == [StartLawWarning]
+                    assert record[0].message.distance == pytest.approx(distance, abs=1e-9)
+                else:
+                    assert distance < 1e-9
+                others = list(rng.dirichlet(np.ones(4) * 0.3, size=3000)) + list(np.eye(4))
+                assert min(_tv(h.A @ p, fitted.startprob_) for p in others) >= distance - 1e-9
+
+
+def test_to_hmmlearn_round_trips_a_fitted_model(fits):
+    """HMM -> hmmlearn -> HMM keeps A, W and P[H_1] (no warning: P[H_1] is reachable), and
+    hmmlearn's own score on the exported model is Pr(x) of the converted one (path sums)."""
+    for fitted in fits:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", StartLawWarning)
+            h = HMM.from_hmmlearn(fitted)
+        exported = h.to_hmmlearn()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            back = HMM.from_hmmlearn(exported)
+        assert np.array_equal(back.A, h.A) and np.array_equal(back.W, h.W)
+        assert back.hidden_marginal_1() == pytest.approx(h.hidden_marginal_1(), abs=1e-9)
+        x = [0, 2, 1, 1]
+        assert exported.score(_column(x)) == pytest.approx(math.log(oracle.joint_probability(h, x)), abs=1e-9)
+
+
+def test_closest_initial_on_a_reachable_law():
+    A = np.array([[0.5, 0.2, 0.1], [0.3, 0.6, 0.2], [0.2, 0.2, 0.7]])
+    pi0, distance = closest_initial(A, A @ np.array([0.1, 0.0, 0.9]))
+    assert distance < 1e-12 and A @ pi0 == pytest.approx(A @ np.array([0.1, 0.0, 0.9]), abs=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(start="H1"), r"start: expected one of 'h1', 'h0', 'stationary', found 'H1'"),
+    (dict(start="h0", pi0=[0.5, 0.5]), r"give either pi0= or start='h0'"),
+    (dict(pi0=[0.9, 0.1]), r"pi0: A pi0 differs from the model's startprob_"),
+    (dict(mu=[1, 2, 3]), r"mu"),
+])
+def test_from_hmmlearn_refuses_bad_arguments(kwargs, match):
+    model = random_exact_hmm(2, 2, rng=np.random.default_rng(3)).to_hmmlearn()
+    with pytest.raises(InputError, match=match):
+        HMM.from_hmmlearn(model, **kwargs)
+    with pytest.raises(InputError, match="expected a fitted hmmlearn CategoricalHMM"):
+        HMM.from_hmmlearn(hmmlearn_hmm.CategoricalHMM(n_components=2))
 
 
 # ---------------------------------------------------------------- rationalize
