@@ -53,7 +53,7 @@ def closest_initial(A: Any, start: Any) -> tuple[np.ndarray, float]:
     (``scipy.optimize.linprog``, HiGHS). ``A``: ``(n, n)`` column-stochastic; ``start``: ``(n,)``.
 
     >>> pi0, d = closest_initial([[1.0, 1.0], [0.0, 0.0]], [0.5, 0.5])
-    >>> pi0.sum().round(12), round(d, 12)
+    >>> round(float(pi0.sum()), 12), round(d, 12)
     (1.0, 0.5)
 
     Raises:
