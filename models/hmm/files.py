@@ -22,7 +22,7 @@ from .values import HMM, MemoryHMM
 from .rational import format_array
 
 __all__ = ["load_instance", "parse_instance", "instance_to_dict", "save_instance", "read_json",
-           "read_text_file"]
+           "read_text_file", "dumps_rows"]
 
 _HMM_KEYS = {"kind", "A", "W", "pi0", "mu", "witness", "meta"}
 _MEMORY_KEYS = {"kind", "cells", "memory_values", "syntax_states", "A", "W", "pi0", "pM", "pM_cells",
@@ -280,10 +280,37 @@ def instance_to_dict(model: HMM | MemoryHMM, *, witness: dict | None = None,
     return out
 
 
+def dumps_rows(value: Any, indent: int = 0) -> str:
+    """JSON text of ``value`` with one row of a matrix per line: a list of numbers (or strings)
+    stays on one line, containers of lists are indented, so a ``|H| x |H|`` matrix takes ``|H|``
+    lines, not ``|H|^2``. The result is ordinary JSON (``json.loads`` reads it back).
+
+    >>> print(dumps_rows({"A": [["1/2", 1], [0, "1/2"]], "mu": [1, -1]}))
+    {
+     "A": [
+      ["1/2", 1],
+      [0, "1/2"]
+     ],
+     "mu": [1, -1]
+    }
+    """
+    pad, inner = " " * indent, " " * (indent + 1)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [f"{inner}{json.dumps(str(k))}: {dumps_rows(v, indent + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, list) and any(isinstance(v, (list, dict)) for v in value):
+        items = [f"{inner}{dumps_rows(v, indent + 1)}" for v in value]
+        return "[\n" + ",\n".join(items) + f"\n{pad}]"
+    return json.dumps(value)
+
+
 def save_instance(model: HMM | MemoryHMM, path: str | Path, *, witness: dict | None = None,
                   meta: dict | None = None) -> None:
-    """Write ``model`` (and an optional witness) as an instance file that replays exactly."""
+    """Write ``model`` (and an optional witness) as an instance file that replays exactly, one
+    row of each matrix per line (:func:`dumps_rows`)."""
     try:
-        Path(path).write_text(json.dumps(instance_to_dict(model, witness=witness, meta=meta), indent=1) + "\n")
+        Path(path).write_text(dumps_rows(instance_to_dict(model, witness=witness, meta=meta)) + "\n")
     except OSError as exc:
         raise InstanceFileError(f"{path}: cannot write ({exc.strerror})") from None
