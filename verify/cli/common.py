@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
+import argparse
+
+from ...models.exceptions import InputError
+from ...models.hmm.rational import ascii_number_text
 from ...models.hmm.rationalize import DEFAULT_MAX_DENOMINATOR, DEFAULT_PRUNE_BELOW
 from ..theorems.registry import THEOREM_IDS
 
-__all__ = ["THEOREMS", "add_theorem_id", "add_instance_options", "add_rationalize_option", "add_json_option"]
+__all__ = ["THEOREMS", "add_theorem_id", "add_instance_options", "add_rationalize_option", "add_json_option",
+           "ascii_int", "ascii_float"]
+
+
+def ascii_int(text: str) -> int:
+    """argparse ``type`` for integer flags: ASCII digits only (``int()`` alone would also read
+    ``'\uff13'``, ``'3_0'`` or ``' 3 '``); argparse turns the error into one line, exit 2."""
+    try:
+        ascii_number_text(text, name="integer")
+        return int(text)
+    except (InputError, ValueError):
+        raise argparse.ArgumentTypeError(f"expected an integer in ASCII digits 0-9, found {ascii(text)}") from None
+
+
+def ascii_float(text: str) -> float:
+    """argparse ``type`` for decimal flags: an ASCII decimal (no ``nan``, ``inf``, ``'1_0'``)."""
+    try:
+        if "/" in text:
+            raise ValueError(text)
+        return float(ascii_number_text(text, name="number"))
+    except (InputError, ValueError):
+        raise argparse.ArgumentTypeError(f"expected a decimal number in ASCII digits 0-9, found {ascii(text)}") from None
 
 THEOREMS = THEOREM_IDS
 
@@ -26,15 +51,15 @@ def add_json_option(p) -> None:
 def add_instance_options(p, *, sizes: bool = True) -> None:
     """``--hidden --vocab --memory --cells`` (a generated instance's sizes), ``--seed``, ``--hmm``."""
     if sizes:
-        p.add_argument("--hidden", type=int, default=None, metavar="N",
+        p.add_argument("--hidden", type=ascii_int, default=None, metavar="N",
                        help="hidden states |H| of a generated instance, 1..1000 (default 25; memory HMMs: "
                             "syntax states |S|, default 3)")
-        p.add_argument("--vocab", type=int, default=None, metavar="K", help="tokens |X|, 1..1000 (default 10)")
-        p.add_argument("--memory", type=int, default=None, metavar="M",
+        p.add_argument("--vocab", type=ascii_int, default=None, metavar="K", help="tokens |X|, 1..1000 (default 10)")
+        p.add_argument("--memory", type=ascii_int, default=None, metavar="M",
                        help="memory values |M|, 1..64 (memory theorems only)")
-        p.add_argument("--cells", type=int, default=None, metavar="N",
+        p.add_argument("--cells", type=ascii_int, default=None, metavar="N",
                        help="memory cells, 1..8 (memory theorems only)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the generated instance and of the sampled "
+    p.add_argument("--seed", type=ascii_int, default=0, help="seed of the generated instance and of the sampled "
                                                       "sequences (default 0)")
     p.add_argument("--hmm", metavar="FILE", default=None,
                    help="check this instance file (JSON: kind, A, W, pi0, mu, ...) instead of generating one")
@@ -42,5 +67,5 @@ def add_instance_options(p, *, sizes: bool = True) -> None:
 
 def add_rationalize_option(parser) -> None:
     """``--rationalize [THRESHOLD]``."""
-    parser.add_argument("--rationalize", nargs="?", type=float, const=DEFAULT_PRUNE_BELOW, default=None,
+    parser.add_argument("--rationalize", nargs="?", type=ascii_float, const=DEFAULT_PRUNE_BELOW, default=None,
                         metavar="THRESHOLD", help=RATIONALIZE_HELP)

@@ -20,7 +20,7 @@ from ..evidence import SEARCH_MAX_STEPS as MAX_STEPS
 from ..render import console, emit_json
 from ..theorems.common import check_out_path
 from ..theorems.requests import TheoremRequest
-from .common import THEOREMS, add_instance_options, add_json_option, add_theorem_id
+from .common import THEOREMS, add_instance_options, add_json_option, add_theorem_id, ascii_int
 
 __all__ = ["add_parser", "run"]
 
@@ -42,7 +42,7 @@ def add_parser(sub) -> None:
     p.add_argument("--search", action="store_true",
                    help="Theorem 3.6: also run a numerical search for any prompt + head (opt-in; minutes on "
                         "large instances)")
-    p.add_argument("--search-steps", type=int, default=150, metavar="N",
+    p.add_argument("--search-steps", type=ascii_int, default=150, metavar="N",
                    help=f"Adam steps per fit of --search (budget, 1..{MAX_STEPS}; default 150)")
     p.set_defaults(run=run, length=None, samples=0)
 

@@ -14,6 +14,8 @@ import argparse
 import os
 import time
 
+from .common import ascii_int
+
 __all__ = ["NAME", "add_parser", "run"]
 
 DESCRIPTION = ("Figure 3 of the paper: head vs prompt tuning over hidden sizes (fig3-left) and a memory "
@@ -68,7 +70,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="fig3-right's memory HMM: Appendix D's, or one whose tokens alone hardly reveal the "
                         "memory (default: the scale's, appendix-d)")
     p.add_argument("--out", metavar="DIR", default=None, help="output directory (default runs/NAME-SCALE)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sweep: HMMs, tasks and training (default 0)")
+    p.add_argument("--seed", type=ascii_int, default=0, help="seed of the sweep: HMMs, tasks and training (default 0)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(run=run)
     return p

@@ -19,6 +19,7 @@ from ...models.hmm.files import save_instance
 from ..evidence.explore import STATEMENT_EVIDENCE, ExploreRequest, explore
 from ..theorems.registry import THEOREM_IDS
 from ..render import emit_json
+from .common import ascii_int
 
 __all__ = ["add_parser", "run"]
 
@@ -34,13 +35,13 @@ def add_parser(sub) -> None:
     p.add_argument("id", metavar="ID", help="one of " + ", ".join(THEOREM_IDS))
     p.add_argument("--drop", metavar="ASSUMPTION", default=None,
                    help="violate this assumption (keep the others) and look for what breaks")
-    p.add_argument("--examples", type=int, default=100, metavar="N", help="instances to draw per search (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
-    p.add_argument("--max-hidden", type=int, default=4, metavar="N",
+    p.add_argument("--examples", type=ascii_int, default=100, metavar="N", help="instances to draw per search (default 100)")
+    p.add_argument("--seed", type=ascii_int, default=0, help="seed of the search (default 0)")
+    p.add_argument("--max-hidden", type=ascii_int, default=4, metavar="N",
                    help="largest |H| (memory HMMs: syntax states, at most 3) (default 4)")
-    p.add_argument("--max-vocab", type=int, default=3, metavar="K",
+    p.add_argument("--max-vocab", type=ascii_int, default=3, metavar="K",
                    help="largest |X| of vanilla instances (memory instances get what their blocks need) (default 3)")
-    p.add_argument("--max-length", type=int, default=3, metavar="T",
+    p.add_argument("--max-length", type=ascii_int, default=3, metavar="T",
                    help="check every sequence of length 1..T (fewer when there would be more than 400) (default 3)")
     p.add_argument("--out", metavar="FILE", default=None, help="save the minimal counterexample (instance + witness)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

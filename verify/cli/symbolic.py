@@ -13,6 +13,7 @@ from typing import Any
 
 from ..render import console, emit_json
 from ..symbolic.limits import MAX_PATH_WORK, MAX_SIZE, STATEMENTS, accepted_sizes
+from .common import ascii_int
 
 __all__ = ["add_parser", "run"]
 
@@ -31,11 +32,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     # no argparse ``choices``: with nargs="*" it rejects the empty default; prove_all checks
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"statements to prove, among {', '.join(STATEMENTS)} (default all)")
-    parser.add_argument("--hidden", type=int, default=2, metavar="N",
+    parser.add_argument("--hidden", type=ascii_int, default=2, metavar="N",
                         help=f"number of hidden states |H| (1..{MAX_SIZE} within the path-term limit, default 2)")
-    parser.add_argument("--vocab", type=int, default=2, metavar="K",
+    parser.add_argument("--vocab", type=ascii_int, default=2, metavar="K",
                         help=f"vocabulary size |X| (1..{MAX_SIZE} within the path-term limit, default 2)")
-    parser.add_argument("--length", type=int, default=3, metavar="T",
+    parser.add_argument("--length", type=ascii_int, default=3, metavar="T",
                         help=f"longest sequence length T (1..{MAX_SIZE} within the path-term limit, default 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)

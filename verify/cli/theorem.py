@@ -13,7 +13,7 @@ from ..theorems.common import check_out_path
 from ..theorems.registry import theorem_spec
 from ..render import emit_json
 from ..theorems.requests import TheoremRequest
-from .common import add_instance_options, add_json_option, add_rationalize_option, add_theorem_id
+from .common import add_instance_options, add_json_option, add_rationalize_option, add_theorem_id, ascii_int
 
 __all__ = ["add_parser", "run"]
 
@@ -29,10 +29,10 @@ def add_parser(sub) -> None:
                        description=DESCRIPTION)
     add_theorem_id(p)
     add_instance_options(p)
-    p.add_argument("--length", type=int, default=None, metavar="T",
+    p.add_argument("--length", type=ascii_int, default=None, metavar="T",
                    help="sequence length (default 8 sampled; 4 with --exhaustive)")
     p.add_argument("--witness", metavar="FILE", default=None, help="check these head/prompt parameters")
-    p.add_argument("--samples", type=int, default=None, metavar="N", help="sampled sequences (default 10000)")
+    p.add_argument("--samples", type=ascii_int, default=None, metavar="N", help="sampled sequences (default 10000)")
     p.add_argument("--exhaustive", action="store_true", help="check every sequence of length 1..T")
     p.add_argument("--mode", choices=("exact", "certified", "float"), default=None,
                    help="exact (rationals throughout), certified (float with proven error bounds, "
@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
                         "certified when exact would exceed the time limit (the report says so)")
     add_json_option(p)
     p.add_argument("--out", metavar="FILE", default=None, help="save the checked instance with its witness")
-    p.add_argument("--classes", type=int, default=None, metavar="K",
+    p.add_argument("--classes", type=ascii_int, default=None, metavar="K",
                    help="generate a task with K >= 2 classes (mu a K x |H| matrix, F* = argmax_c mu_c . p, "
                         "ties to the largest class; checked exactly)")
     add_rationalize_option(p)

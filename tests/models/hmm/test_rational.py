@@ -69,3 +69,20 @@ def test_the_same_file_with_ascii_numbers_loads(tmp_path):
     path.write_text(json.dumps(_instance()))
     hmm = headprompt.load(path)
     assert hmm.A[0, 1] == Fraction(1, 3) and list(hmm.mu) == [1, -1]
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["theorem", "3.3", "--hidden", "\uff13"], "--hidden"),
+    (["theorem", "3.3", "--hidden", "2", "--samples", "1_000"], "--samples"),
+    (["theorem", "3.3", "--seed", "\u0661"], "--seed"),
+    (["theorem", "3.3", "--hidden", "2", "--rationalize", "nan"], "--rationalize"),
+    (["symbolic", "--hidden", "2.0"], "--hidden"),
+    (["explore", "--examples", " 3"], "--examples"),
+])
+def test_numeric_flags_are_ascii_only(argv, flag, capsys):
+    """A flag that Python's int()/float() would read is refused by the parser: exit 2, one line."""
+    from headprompt.verify.cli.main import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"argument {flag}: expected" in err[0] and "ASCII digits 0-9" in err[0]
