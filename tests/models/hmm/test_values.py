@@ -170,3 +170,18 @@ def test_hash_is_the_same_in_every_process():
     seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2)}
     assert len(seen) == 1
+
+
+def test_numpy_scalars_are_the_numbers_they_are():
+    """numpy integers are exact integers; numpy floats are floats (taken in float mode, refused
+    in exact mode exactly as Python floats are); the models equal those built from Python numbers."""
+    exact = HMM.create([[np.int64(1), 1], [np.uint8(0), 0]], [[Fr(1, 2), np.int32(1)], ["1/2", 0]],
+                       [np.int64(1), 0], [np.int64(1), np.int16(-1)])
+    assert exact == HMM.create([[1, 1], [0, 0]], [["1/2", 1], ["1/2", 0]], [1, 0], [1, -1])
+    assert all(type(v) is Fr for v in exact.A.flat)
+    floats = HMM.create([[np.float64(0.5), 1], [0.5, 0]], [[np.float32(0.5), np.int64(1)], [0.5, 0]],
+                        [np.float64(0.25), 0.75], [np.int64(1), np.float64(-0.5)], exact=False)
+    assert floats == HMM.create([[0.5, 1], [0.5, 0]], [[0.5, 1], [0.5, 0]], [0.25, 0.75], [1, -0.5], exact=False)
+    for value in (0.5, np.float64(0.5), np.float32(0.5)):
+        with pytest.raises(exc.ExactnessError, match=r"mu\[0\]: found the float .*0\.5"):
+            exact.with_task([value, 1])
