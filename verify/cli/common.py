@@ -65,7 +65,15 @@ def add_instance_options(p, *, sizes: bool = True) -> None:
                    help="check this instance file (JSON: kind, A, W, pi0, mu, ...) instead of generating one")
 
 
+def threshold(text: str) -> float:
+    """argparse ``type`` of ``--rationalize``: an ASCII decimal in ``[0, 1)``."""
+    value = ascii_float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a pruning threshold in [0, 1), found {text}")
+    return value
+
+
 def add_rationalize_option(parser) -> None:
     """``--rationalize [THRESHOLD]``."""
-    parser.add_argument("--rationalize", nargs="?", type=ascii_float, const=DEFAULT_PRUNE_BELOW, default=None,
+    parser.add_argument("--rationalize", nargs="?", type=threshold, const=DEFAULT_PRUNE_BELOW, default=None,
                         metavar="THRESHOLD", help=RATIONALIZE_HELP)

@@ -140,6 +140,8 @@ class TheoremRequest:
             if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
                 raise InputError(f"{self.shown('rationalize', value)}: expected a number (a threshold in [0, 1))")
             put("rationalize", float(value))
+            if not 0 <= self.rationalize < 1:
+                raise InputError(f"{self.shown('rationalize', value)}: expected a pruning threshold in [0, 1)")
         for name in ("hmm", "out"):
             value = getattr(self, name)
             if value is None:

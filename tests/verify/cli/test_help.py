@@ -104,3 +104,21 @@ def test_symbolic_help_states_the_sizes_that_work():
             with pytest.raises(Exception, match="path terms"):
                 check_sizes(h, x, t + 1)                       # and the next length is not
     assert (2, 2, 4) in accepted_sizes() and all((h, x) != (3, 3) or t < 3 for h, x, t in accepted_sizes())
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["theorem", "3.6", "--hidden", "1"], "--hidden 1"),
+    (["theorem", "3.6", "--hidden", "2", "--vocab", "2"], "--hidden 2"),
+    (["theorem", "3.3", "--hidden", "3", "--vocab", "1"], "--vocab 1"),
+    (["assumptions", "3.3", "--hmm", "x.json", "--rationalize", "-1"], "--rationalize"),
+    (["theorem", "3.3", "--hidden", "3", "--rationalize", "1.5"], "--rationalize"),
+])
+def test_refusals_name_the_users_flag_not_an_internal_name(argv, flag, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and flag in err
+    assert "num_states" not in err and "prune_below" not in err
+
+
+def test_the_one_state_one_token_instance_of_theorem_33_is_verified(capsys):
+    assert main(["theorem", "3.3", "--hidden", "1", "--vocab", "1", "--json"]) == 0

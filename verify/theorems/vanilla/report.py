@@ -51,8 +51,16 @@ def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
         model, info = full_rank_hmm(hidden, args.vocab, rng=rng, classes=classes)
         how = "generated to satisfy Assumptions 3.1 and 3.2: " + info["recipe"]
     else:
+        shown = getattr(args, "shown", lambda name, value: f"--{name} {value}")   # as the user wrote it
         if args.vocab < 2:
-            raise InputError(f"--vocab {args.vocab}: Theorem {theorem_id} instances need at least 2 tokens")
+            hint = (f"; {shown('hidden', 1)} gives a one-state, one-token instance" if theorem_id == "3.3" else "")
+            raise InputError(f"{shown('vocab', args.vocab)}: a generated Theorem {theorem_id} instance "
+                             f"with {shown('hidden', hidden)} needs at least 2 tokens for its prompt and task; "
+                             f"use {shown('vocab', 2)} or more{hint}")
+        if hidden < 3:
+            raise InputError(f"{shown('hidden', hidden)}: a generated Theorem {theorem_id} instance needs at "
+                             "least 3 hidden states (its recipe plants a basis set B, its reach H* and a state "
+                             f"outside H*); use {shown('hidden', 3)} or more")
         model, info = prompt_friendly_hmm(hidden, args.vocab, rng=rng, classes=classes)
         how = "generated to satisfy Assumptions 3.2 and 3.5: " + info["recipe"]
         if theorem_id == "3.3":
