@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..models.exceptions import InputError
 
 from .theorems.registry import theorem_spec
@@ -178,11 +180,17 @@ def load(path: str | os.PathLike, *, exact: bool = True):
     """An instance file (SPEC section 3) as an ``HMM`` or ``MemoryHMM``.
 
     Raises:
-        InputError: a missing, malformed or invalid file (the message names the problem).
+        InputError: ``path`` not a ``str``/``os.PathLike``, ``exact`` not a bool, or a missing,
+            malformed or invalid file (the message names the problem).
     """
     from ..models.hmm.files import load_instance
 
-    return load_instance(os.fspath(path), exact=exact)
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise InputError(f"path={path!r}: expected the path of an instance file (str or os.PathLike), "
+                         f"found {type(path).__name__}")
+    if not isinstance(exact, (bool, np.bool_)):
+        raise InputError(f"exact={exact!r}: expected True or False")
+    return load_instance(os.fspath(path), exact=bool(exact))
 
 
 def check(instance: Any, theorem: str, **options: Any) -> TheoremReport:

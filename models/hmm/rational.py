@@ -110,6 +110,9 @@ def fraction_array(values: Any, *, name: str = "array") -> np.ndarray:
         arr = np.array(values, dtype=object)
     except ValueError:
         raise InputError(f"{name}: rows have different lengths (ragged nesting)") from None
+    if arr.ndim == 0:
+        raise InputError(f"{name}: expected nested lists or an array of numbers, found "
+                         f"{type(values).__name__} {values!r}")
     out = np.empty(arr.shape, dtype=object)
     for idx, v in np.ndenumerate(arr):
         if isinstance(v, (list, tuple)):

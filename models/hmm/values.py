@@ -23,7 +23,7 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from ..exceptions import ExactnessError, ValidationError
+from ..exceptions import ExactnessError, InputError, ValidationError
 from .limits import FLOAT_TOLERANCE
 from .rational import fraction_array
 
@@ -37,8 +37,10 @@ def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
     """Exact (Fraction object array) or float64 array from nested lists or arrays.
 
     Raises:
-        ValidationError: non-finite entries or a non-numeric value.
+        ValidationError: non-finite entries or a non-numeric value; InputError: ``exact`` not a bool.
     """
+    if not isinstance(exact, (bool, np.bool_)):
+        raise InputError(f"exact={exact!r}: expected True or False")
     if exact:
         return fraction_array(values, name=name)
     try:

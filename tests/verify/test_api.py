@@ -214,3 +214,24 @@ def test_notebook_display_is_escaped_html_with_the_verdict():
     model = headprompt.HMM.create([[0, 1], [1, 0]], [["3/4", "1/4"], ["1/4", "3/4"]], ["1/2", "1/2"], mu=[1, -1])
     shown = model._repr_html_()
     assert "3/4" in shown and "<caption>A</caption>" in shown and "<caption>mu</caption>" in shown
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: headprompt.load(5), r"^path=5: expected the path of an instance file"),
+    (lambda: headprompt.load(None), r"^path=None: expected the path"),
+    (lambda: headprompt.load({"kind": "hmm"}), r"^path=\{'kind': 'hmm'\}: expected the path"),
+    (lambda: headprompt.load("instance.json", exact="no"), r"^exact='no': expected True or False"),
+    (lambda: headprompt.load("/no/such/instance.json"), r"no such file"),
+    (lambda: headprompt.HMM.create("x", [[1]], [1]), r"^A: expected nested lists or an array of numbers, found str"),
+    (lambda: headprompt.HMM.create(None, None, None), r"^A: expected nested lists"),
+    (lambda: headprompt.HMM.create([[1]], [[1]], 1), r"^pi0: expected nested lists"),
+    (lambda: headprompt.HMM.create([[1]], [[1]], [1], exact="yes"), r"^exact='yes': expected True or False"),
+    (lambda: headprompt.HMM.create([[1, 0]], [[1]], [1]), r"^A: expected a nonempty square matrix"),
+    (lambda: headprompt.HMM.create([[1]], [[1]], [{}]), r"^pi0\[0\]: expected a number, found dict"),
+    (lambda: headprompt.HMM.create([[1]], [[1]], ["\uff11"]), r"^pi0\[0\]: cannot read '\\uff11' as a number"),
+    (lambda: headprompt.MemoryHMM.create("1", 2, 2, [[1]], [[1]], [1], [1]), r"^cells: expected an integer"),
+])
+def test_bad_arguments_of_load_and_create_are_input_errors(call, match):
+    with pytest.raises(InputError, match=match) as info:
+        call()
+    assert "--" not in str(info.value) and "\n" not in str(info.value)
