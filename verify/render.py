@@ -73,7 +73,8 @@ def print_header(out, result: dict[str, Any]) -> None:
     if inst.get("rationalized"):
         r = inst["rationalized"]
         out.print(f"  rationalized: {r['pruned_entries']} entries below {float(Fraction(r['prune_below'])):g} pruned "
-                  f"to 0, the rest rounded to denominator {r['max_denominator']}; largest entry change "
+                  f"to 0, the rest " + (f"rounded to denominator {r['max_denominator']}" if r.get("max_denominator") is not None
+                                       else "kept at their exact binary values") + "; largest entry change "
                   f"{r['max_entry_change']['approx']:.3g}; the verdict is about this exact model")
     table = Table(title="assumptions")
     for col in ("assumption", "holds", "why"):

@@ -226,9 +226,10 @@ class Rationalization:
 
     def describe(self) -> str:
         """One paragraph for people."""
+        rounded = (f"rounded to denominator {self.max_denominator} (or snapped to the simple fractions a column "
+                   "stands for)" if self.max_denominator is not None else "kept at their exact binary values")
         return (f"rationalized: {self.pruned} entries below {float(self.prune_below):g} pruned to 0, the rest "
-                f"rounded to denominator {self.max_denominator} (or snapped to the simple fractions a column stands "
-                f"for) and renormalised exactly; largest entry "
+                f"{rounded} and renormalised exactly; largest entry "
                 f"change {float(self.max_entry_change):.3g}; column distances tv_A = {float(self.tv['A']):.3g}, "
                 f"tv_W = {float(self.tv['W']):.3g}, tv_start = {float(self.tv['start']):.3g}. Any posterior or "
                 "G_i given an event B of exact probability Q(B) moves by at most 2 (tv_start + L (tv_A + tv_W)) / Q(B).")

@@ -69,3 +69,27 @@ def test_a_tiny_sweep_leaves_per_job_lines_in_its_log(tmp_path):
     jobs = [ln for ln in proc.stderr.splitlines() if ln.startswith("fig3-left (tiny): ")]
     assert len(jobs) >= 2 and "(100%)" in jobs[-1]
     assert all("elapsed" in ln for ln in jobs)
+
+
+def test_the_robustness_line_gives_the_radius_off_the_planted_tie():
+    import json
+
+    proc = _verify("theorem", "3.6", "--hidden", "8", "--vocab", "4", "--samples", "300", "--length", "4")
+    data = json.loads(_verify("theorem", "3.6", "--hidden", "8", "--vocab", "4", "--samples", "300", "--length", "4",
+                              "--json").stdout)
+    rob = data["robustness"]
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("robustness:"))
+    if rob["zero_margin_sequences"]:
+        assert rob["radius"] == 0 and rob["radius_off_zero_margins"] > 0
+        assert f"within {rob['radius_off_zero_margins']:.3g}" in line and "exactly on the threshold" in line
+    else:
+        assert f"radius {rob['radius']:.3g}" in line
+
+
+def test_rationalization_text_never_prints_a_missing_denominator():
+    from headprompt.models.hmm.rationalize import rationalize
+    from headprompt.models.hmm.values import HMM
+
+    h = HMM.create([[0.9, 0.2], [0.1, 0.8]], [[0.7, 0.3], [0.3, 0.7]], [0.5, 0.5], [1, -1], exact=False)
+    assert "None" not in rationalize(h, prune_below=0.001, max_denominator=None).describe()
+    assert "denominator 100 " in rationalize(h, prune_below=0.001, max_denominator=100).describe()

@@ -339,9 +339,16 @@ def render(result: dict) -> None:
     print_labels(out, result)
     rob = result.get("robustness")
     if rob and rob.get("radius") is not None:
-        out.print(f"robustness: smallest margin |b . g| = {rob['min_margin']:.3g}, radius {rob['radius']:.3g} "
-                  f"(sup norm: every verdict holds for any read-out within it)"
-                  + (f"; {rob['zero_margin_sequences']} tie(s) with margin 0" if rob.get("zero_margin_sequences") else ""))
+        ties = rob.get("zero_margin_sequences") or 0
+        off = rob.get("radius_off_zero_margins")
+        if ties and off is not None:
+            # a tie (margin 0, label 1 by the >= rule) has radius 0 by definition: say so, and give
+            # the radius that the other verdicts have
+            out.print(f"robustness: {ties} sequence(s) sit exactly on the threshold (margin 0, radius 0); "
+                      f"every other verdict holds for any read-out within {off:.3g} in the sup norm")
+        else:
+            out.print(f"robustness: smallest margin |b . g| = {rob['min_margin']:.3g}, radius {rob['radius']:.3g} "
+                      f"(sup norm: every verdict holds for any read-out within it)")
         if "transfer" in rob:
             t = rob["transfer"]
             out.print(f"  carries over to the given float model, proven, on {t['agreement_carries']} of "
