@@ -173,7 +173,12 @@ def run_theorem(request: TheoremRequest) -> TheoremReport:
     data = theorem_spec(request.id).report().theorem(request)
     details = data.pop(DETAILS, {})
     data["seconds"] = round(time.perf_counter() - start, 3)
-    return TheoremReport(data=data, request=request, details=details)
+    report = TheoremReport(data=data, request=request, details=details)
+    if request.certificate is not None:
+        from .evidence.certificate import write_certificate
+
+        write_certificate(report, request.certificate)
+    return report
 
 
 def load(path: str | os.PathLike, *, exact: bool = True):

@@ -40,6 +40,9 @@ def add_parser(sub) -> None:
                         "certified when exact would exceed the time limit (the report says so)")
     add_json_option(p)
     p.add_argument("--out", metavar="FILE", default=None, help="save the checked instance with its witness")
+    p.add_argument("--certificate", metavar="FILE", default=None,
+                   help="write a certificate of the verdict (instance, witness, identity, margins) that "
+                        "'python -m headprompt.certcheck FILE' re-checks with the standard library alone")
     p.add_argument("--classes", type=ascii_int, default=None, metavar="K",
                    help="generate a task with K >= 2 classes (mu a K x |H| matrix, F* = argmax_c mu_c . p, "
                         "ties to the largest class; checked exactly)")
@@ -50,6 +53,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     request = TheoremRequest.from_namespace(args)      # validates every option, fills defaults
     check_out_path(args.out)
+    check_out_path(args.certificate, flag="--certificate")
     with rationalized.hinting_float_models(request.rationalize):
         report = run_theorem(request)
     if args.json:

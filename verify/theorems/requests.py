@@ -67,6 +67,8 @@ class TheoremRequest:
     out: str | None = None
     rationalize: float | None = None
     classes: int | None = None
+    certificate: str | None = None
+    """Write a certificate of the verdict to this path (checked by ``python -m headprompt.certcheck``)."""
     progress: bool | None = None
     """Show progress on stderr (a bar on a terminal, lines in a log); default: on for the
     command line without ``--json``, off in Python."""
@@ -142,7 +144,7 @@ class TheoremRequest:
             put("rationalize", float(value))
             if not 0 <= self.rationalize < 1:
                 raise InputError(f"{self.shown('rationalize', value)}: expected a pruning threshold in [0, 1)")
-        for name in ("hmm", "out"):
+        for name in ("hmm", "out", "certificate"):
             value = getattr(self, name)
             if value is None:
                 continue
