@@ -8,6 +8,7 @@ report says which and why, with a counterexample), 2 bad input.
 from __future__ import annotations
 
 from ..theorems import rationalized
+from ..evidence.certificate import check_certificate_request, write_certificate
 from ..api import run_theorem
 from ..theorems.common import check_out_path
 from ..theorems.registry import theorem_spec
@@ -41,8 +42,8 @@ def add_parser(sub) -> None:
     add_json_option(p)
     p.add_argument("--out", metavar="FILE", default=None, help="save the checked instance with its witness")
     p.add_argument("--certificate", metavar="FILE", default=None,
-                   help="write a certificate of the verdict (instance, witness, identity, margins) that "
-                        "'python -m headprompt.certcheck FILE' re-checks with the standard library alone")
+                   help="write a JSON certificate of the verdict (Theorems 3.3, 3.6; docs/certificates.md) "
+                        "that `python -m headprompt.certcheck FILE` re-checks with the standard library alone")
     p.add_argument("--classes", type=ascii_int, default=None, metavar="K",
                    help="generate a task with K >= 2 classes (mu a K x |H| matrix, F* = argmax_c mu_c . p, "
                         "ties to the largest class; checked exactly)")
@@ -53,9 +54,13 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     request = TheoremRequest.from_namespace(args)      # validates every option, fills defaults
     check_out_path(args.out)
-    check_out_path(args.certificate, flag="--certificate")
+    if args.certificate:
+        check_out_path(args.certificate, flag="--certificate")
+        check_certificate_request(request.id, request.mode, request.classes)
     with rationalized.hinting_float_models(request.rationalize):
         report = run_theorem(request)
+    if args.certificate:
+        write_certificate(report, args.certificate)
     if args.json:
         emit_json(report.data)
     else:
