@@ -170,6 +170,10 @@ class TheoremReport:
 def run_theorem(request: TheoremRequest) -> TheoremReport:
     """Build the report of one request (the CLI's ``verify theorem`` calls this too)."""
     start = time.perf_counter()
+    if request.certificate is not None:          # refuse what no certificate can express, before any work
+        from .evidence.certificate import check_certificate_request
+
+        check_certificate_request(request.id, request.mode, request.classes)
     data = theorem_spec(request.id).report().theorem(request)
     details = data.pop(DETAILS, {})
     data["seconds"] = round(time.perf_counter() - start, 3)
