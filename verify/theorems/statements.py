@@ -23,7 +23,8 @@ from ..api import run_theorem
 from .requests import TheoremRequest
 
 __all__ = ["STATEMENTS", "run_statements", "path_joint", "check_lemma_b1", "check_prop_c8",
-           "check_claim_c15", "small_instance"]
+           "check_claim_c15", "small_instance",
+           "memory_path_joint", "check_lemma_c7"]
 
 THEOREM_RUN = {"samples": 100, "length": 4}
 SIZES = {"3.3": {"hidden": 3, "vocab": 3}, "3.6": {"hidden": 4, "vocab": 3}}
@@ -71,6 +72,52 @@ def check_lemma_b1(hmm: HMM, u, sequences, *, fake=None) -> tuple[bool, str]:
         if got != want:
             return False, f"x = {list(seq)}: Gbar_2 = {got} but G_2 of the augmented HMM = {want}"
     return True, f"equal on {len(sequences)} sequences"
+
+
+def memory_path_joint(mhmm, weights) -> Fraction:
+    """``sum_m pM[m] sum_paths pi0[h_0] prod_j A[h_j, h_{j-1}] w_j(m, h_j)`` straight from the
+    memory HMM's definition (Section 4): ``weights[j-1]`` is ``("token", z)`` (weight
+    ``W[z, m_{cell(h)}, h]``) or ``("lifted", v)`` (weight ``v[c |H| + h]`` over the lifted
+    states, ``c`` the configuration's index). Cost ``|M|^N |H|^(T+1)``: tiny instances only."""
+    n, S = mhmm.num_states, mhmm.syntax_states
+    total = Fraction(0)
+    for c, ms in enumerate(itertools.product(range(mhmm.memory_values), repeat=mhmm.cells)):
+        if mhmm.pM[c] == 0:
+            continue
+        for path in itertools.product(range(n), repeat=len(weights) + 1):
+            p = Fraction(mhmm.pM[c]) * Fraction(mhmm.pi0[path[0]])
+            for j, (kind, val) in enumerate(weights, start=1):
+                h = path[j]
+                p *= Fraction(mhmm.A[h, path[j - 1]])
+                p *= Fraction(mhmm.W[val, ms[h // S], h]) if kind == "token" else Fraction(val[c * n + h])
+                if p == 0:
+                    break
+            total += p
+    return total
+
+
+def check_lemma_c7(mhmm, u, sequences, *, fake=None) -> tuple[bool, str]:
+    """Lemma C.7 (memory analogue of Lemma B.1): ``Gbar_i(u, eta(e(x_1)), ...)`` over the lifted
+    states (message passing, :func:`ie.prompt_gbar`) equals ``P[X_i | rest]`` of the memory HMM
+    augmented with a fake token whose emission over ``(m_1..m_N, h)`` is ``u``, from brute-force
+    sums over memories and hidden paths, at every position ``i``. ``fake`` (default ``u``)
+    states a wrong lemma when it differs."""
+    fake = list(u) if fake is None else list(fake)
+    for seq in sequences:
+        for i in range(len(seq) + 1):
+            got = ie.prompt_gbar(mhmm, u, list(seq), i)
+            weights = [("lifted", fake)] + [("token", z) for z in seq]
+            joint = []
+            for z in range(mhmm.num_tokens):
+                w = list(weights)
+                w[i] = ("token", z)
+                joint.append(memory_path_joint(mhmm, w))
+            total = sum(joint)
+            want = [j / total if total else Fraction(0) for j in joint]
+            if got != want:
+                return False, (f"x = {list(seq)}, i = {i}: Gbar_i = {got} but G_i of the augmented "
+                               f"memory HMM = {want}")
+    return True, f"equal on {len(sequences)} sequences at every position"
 
 
 def check_prop_c8(hmm: HMM, sequences, shifts: int = 2) -> tuple[bool, str]:
@@ -155,6 +202,18 @@ def _b1():
     return check_lemma_b1(hmm, [Fraction(1, 2), Fraction(1), Fraction(1, 3)], _words(hmm.num_tokens, 3))
 
 
+def _memory_instance():
+    r = run_theorem(TheoremRequest.from_options("4.6", hidden=2, memory=2, cells=1, samples=1, length=1))
+    return r.details["model"]
+
+
+def _c7():
+    m = _memory_instance()
+    size = len(m.pM) * m.num_states
+    u = [Fraction(k % 3, 2) for k in range(size)]          # entries 0, 1/2, 1
+    return check_lemma_c7(m, u, [(0,), (1, 2)])
+
+
 def _c8():
     return check_prop_c8(_stationary(small_instance(1)), _words(2, 2))
 
@@ -195,7 +254,7 @@ STATEMENTS: list[tuple[str, str, Callable | None]] = [
     ("Lemma C.4", *_ind("verify theorem 4.3")),
     ("Assumption C.5", "exact check", _assumption("C.5", "C.6")),
     ("Theorem C.6", EXACT, _theorem("C.6")),
-    ("Lemma C.7", *_ind("verify theorem 4.6 / C.6 (memory analogue of Lemma B.1)")),
+    ("Lemma C.7", PATHS + ": memory analogue of Lemma B.1, sums over memories and paths", _c7),
     ("Proposition C.8", PATHS + ": stationary start, shift invariance (per memory configuration)", _c8),
     ("Lemma C.9", *_ind("verify theorem 4.6 / C.6")),
     ("Claim C.10", *_ind("verify theorem 4.6 / C.6")),

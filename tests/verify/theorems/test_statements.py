@@ -73,3 +73,22 @@ def test_cli_json_lists_and_runs(capsys):
     rows = {r["statement"]: r for r in data["statements"]}
     assert rows["Lemma B.1"]["result"] == "holds" and rows["Claim C.14"]["result"] == "indirect"
     assert data["failed"] == []
+
+
+def test_lemma_c7_holds_and_a_wrong_fake_token_is_refuted():
+    m = st._memory_instance()
+    size = len(m.pM) * m.num_states
+    u = [Fraction(k % 3, 2) for k in range(size)]
+    ok, why = st.check_lemma_c7(m, u, [(0,), (3, 1)])
+    assert ok, why
+    ok, why = st.check_lemma_c7(m, u, [(0,)], fake=[Fraction(1, 2)] * size)
+    assert not ok and "augmented memory HMM" in why
+
+
+def test_memory_path_joint_matches_the_oracle():
+    from tests.oracle import memory_joint
+
+    m = st._memory_instance()
+    for seq in [(0,), (2, 5)]:
+        want = sum(p for _, p in memory_joint(m, list(seq)))
+        assert st.memory_path_joint(m, [("token", z) for z in seq]) == want
