@@ -7,7 +7,8 @@ import sys
 from typing import Any
 from fractions import Fraction
 
-__all__ = ["emit_json", "console", "print_header", "print_labels", "progress_bar", "Progress", "phase"]
+__all__ = ["emit_json", "console", "print_header", "print_labels", "progress_bar", "Progress", "phase",
+           "lengths_checked", "lengths_text"]
 
 
 def emit_json(result: dict[str, Any]) -> None:
@@ -221,3 +222,21 @@ def progress_bar(total: int, label: str, *, quiet: bool = False):
         return None, None
     bar = Progress(total, label, unit="sequence")
     return bar, bar.update
+
+
+def lengths_checked(sequences) -> list[int]:
+    """The distinct lengths of the checked sequences, in order (the report's ``"lengths"``)."""
+    return sorted({len(s) for s in sequences})
+
+
+def lengths_text(s: dict) -> str:
+    """``lengths 1-3, 8`` from a report's ``sequences`` block (older reports: ``length <= T``)."""
+    lengths = s.get("lengths")
+    if not lengths:
+        return f"length <= {s['length']}"
+    runs, start = [], lengths[0]
+    for a, b in zip(lengths, lengths[1:] + [None]):
+        if b != a + 1:
+            runs.append(str(start) if start == a else f"{start}-{a}")
+            start = b
+    return ("length " if len(lengths) == 1 else "lengths ") + ", ".join(runs)

@@ -12,7 +12,7 @@ from ...models.exceptions import InputError
 from ...models.hmm.values import HMM
 from ...models.generate.sampling import sample
 
-__all__ = ["exhaustive", "sampled", "adversarial", "MAX_EXHAUSTIVE"]
+__all__ = ["exhaustive", "sampled", "adversarial", "near_ties", "MAX_EXHAUSTIVE", "NEAR_TIE_MAX_STATES"]
 
 MAX_EXHAUSTIVE = 2_000_000
 
@@ -93,3 +93,53 @@ def adversarial(hmm: HMM, count: int, length: int, *, rng: np.random.Generator,
                 left = g.reshape(2 * n, H)
     found = list(map(tuple, best.tolist()))
     return list(dict.fromkeys(short + found))
+
+
+NEAR_TIE_MAX_STATES = 64
+"""Above this many hidden states the exact near-tie search is skipped (its exact posteriors
+would cost more than the check itself); the report then lists no ``near_tie_lengths``."""
+
+
+def near_ties(hmm: HMM, max_length: int, *, beam: int = 8, keep: int = 4,
+              exhaustive_up_to: int = 512) -> list[tuple[int, ...]]:
+    """For every length ``1..max_length``, the sequences whose ``|mu . P[H_0 | X = x]|`` is
+    smallest without being 0 (and up to ``keep`` exact ties), ranked in exact rational
+    arithmetic, so that a margin of ``1e-40`` is as visible as one of ``0.1`` (a float ranking
+    cannot tell such a near-tie from a tie).
+
+    Length ``t`` searches every sequence when there are at most ``exhaustive_up_to`` of them,
+    else a beam: the ``beam`` best sequences of length ``t - 1`` (smallest nonzero margin first,
+    then ties) extended by every token. Impossible sequences (``Pr(x) = 0``) are skipped. Binary
+    tasks only (an empty list otherwise, or when ``|H|`` exceeds :data:`NEAR_TIE_MAX_STATES`).
+
+    >>> from headprompt.models.hmm.values import HMM
+    >>> h = HMM.create([[1, 0], [0, 1]], [['3/4', '1/4'], ['1/4', '3/4']], ['1/2', '1/2'], mu=[1, -1])
+    >>> near_ties(h, 2, keep=1)     # per length: the smallest nonzero |margin|, then a tie ((0, 1))
+    [(0,), (0, 0), (0, 1)]
+    """
+    from ...models.inference import exact as ie
+
+    if hmm.mu is None or np.ndim(hmm.mu) != 1 or hmm.num_states > NEAR_TIE_MAX_STATES or max_length < 1:
+        return []
+    mu = list(hmm.mu)
+    X = hmm.num_tokens
+    out: list[tuple[int, ...]] = []
+    frontier: list[tuple[int, ...]] = [()]
+    for t in range(1, max_length + 1):
+        if X ** t <= exhaustive_up_to:
+            candidates = list(itertools.product(range(X), repeat=t))
+        else:
+            candidates = list(dict.fromkeys(s + (z,) for s in frontier for z in range(X)))
+        scored = []
+        for seq in candidates:
+            post = ie.posterior_h0(hmm, seq)
+            if not any(post):
+                continue
+            scored.append((abs(sum(m * p for m, p in zip(mu, post))), seq))
+        nonzero = sorted((s for s in scored if s[0] != 0), key=lambda s: (s[0], s[1]))
+        ties = sorted(s[1] for s in scored if s[0] == 0)
+        out += [seq for _, seq in nonzero[:keep]] + ties[:keep]
+        frontier = [seq for _, seq in nonzero[:beam]] + ties[:beam]
+        if not frontier:
+            break
+    return list(dict.fromkeys(out))

@@ -21,7 +21,7 @@ from ....models.generate.sampling import sample
 from . import assumptions as masm
 from ...evidence import sequences as seqs
 from .check import check_sequences, cross_check, decide_direct, identity_check
-from ...render import progress_bar
+from ...render import lengths_checked, lengths_text, progress_bar
 from ...api import DETAILS
 from ..common import check_work, label_counts, load_task_instance, resolve_witness, settle_verdict
 from ..rationalized import rationalized_source
@@ -241,7 +241,7 @@ def theorem(args) -> dict:
         if mode != "float":
             cross_check(model, witness, H_star, sequences, count=10, seed=args.seed)
         report["sequences"] = {"checked": res.checked, "agree": res.agree, "in_R": res.in_R,
-                               "length": length, "how": how, "outside_R": res.outside_R,
+                               "length": length, "lengths": lengths_checked(sequences), "how": how, "outside_R": res.outside_R,
                                "outside_support": res.outside_support, "ties": res.ties,
                                "attended_is_Z": res.attended_is_Z,
                                "share_in_R": round(res.in_R / res.checked, 4) if res.checked else 0.0,
@@ -318,7 +318,7 @@ def render(result: dict) -> None:
         out.print(f"identity: {'holds' if idt['holds'] else 'does not hold'}: {idt['what']}")
     s = result.get("sequences")
     if s:
-        out.print(f"sequences ({s['how']}, length {s['length']}): {s['checked']} possible, {s['in_R']} in R "
+        out.print(f"sequences ({s['how']}, {lengths_text(s)}): {s['checked']} possible, {s['in_R']} in R "
                   f"({100 * s['share_in_R']:.1f}%), {s['agree']}/{s['in_R']} agree with F* on R; "
                   f"{s['outside_R']} outside R not counted; "
                   + ("ties between the two best classes" if len(result.get("labels") or {}) > 2 else "ties mu.p = 0")

@@ -18,7 +18,7 @@ from ...evidence import sequences as seqs
 from ...evidence.certificates import (check_no_linear_head_certificate, find_no_linear_head_certificate,
                            prompt_family_certificates)
 from .check import check_sequences, decide_direct, identity_check
-from ...render import progress_bar
+from ...render import lengths_checked, lengths_text, progress_bar
 from ...api import DETAILS
 from ..common import check_work, label_counts, load_task_instance, resolve_witness, settle_verdict
 from ..rationalized import rationalized_source
@@ -84,7 +84,8 @@ def _sequence_set(args, hmm: HMM, extra=()):
     length = 8 if args.length is None else args.length
     pool = seqs.sampled(hmm, args.samples, length, rng=rng) if args.samples else []
     adv = seqs.adversarial(hmm, 200, length, rng=rng)
-    return list(dict.fromkeys(pool + adv + [tuple(e) for e in extra])), "sampled", length
+    near = seqs.near_ties(hmm, length)             # exact ranking: near-ties at every length 1..T
+    return list(dict.fromkeys(pool + adv + near + [tuple(e) for e in extra])), "sampled", length
 
 
 def counterexample_for(hmm: HMM, theorem_id: str, failed: dict, *, seed: int = 0,
@@ -260,7 +261,7 @@ def theorem(args) -> dict:
         report.update(label_counts(res.expected_labels, num_classes(hmm.mu)))
         _cross_check(hmm, tid, witness, sequences, mode, res)
         report["sequences"] = {"checked": res.checked, "agree": res.agree, "in_R": res.checked,
-                               "length": length, "how": how, "ties": res.ties,
+                               "length": length, "lengths": lengths_checked(sequences), "how": how, "ties": res.ties,
                                "outside_support": res.outside_support, "zero_norm": res.zero_norm,
                                "identity_agree": res.identity_agree if mode != "float" else None,
                                "exact_fallbacks": res.exact_fallbacks,
@@ -329,7 +330,7 @@ def render(result: dict) -> None:
         out.print(f"identity: {'holds' if idt['holds'] else 'does not hold'}: {idt['what']}")
     s = result.get("sequences")
     if s:
-        out.print(f"sequences ({s['how']}, length <= {s['length']}): {s['agree']}/{s['checked']} agree with F*"
+        out.print(f"sequences ({s['how']}, {lengths_text(s)}): {s['agree']}/{s['checked']} agree with F*"
                   + (f", {s['in_R']} in R" if result["theorem"] not in ("3.3", "3.6") else "")
                   + (f"; ties between the two best classes: {s.get('ties', 0)}" if len(result.get("labels") or {}) > 2
                      else f"; ties mu.p = 0: {s.get('ties', 0)}") + f"; outside supp(P[X]): {s.get('outside_support', 0)}"
