@@ -91,8 +91,12 @@ def print_labels(out, result: dict[str, Any]) -> None:
     if counts is None:
         return
     where = "in R" if result["theorem"] not in ("3.3", "3.6") else "checked"
+    off = result.get("labels_off_ties")
+    ties = "" if not off or off["1"] == counts.get("1") else f" ({counts['1'] - off['1']} of them exact ties mu . p = 0)"
     out.print(f"labels of F* on the sequences {where}: "
-              + ", ".join(f"{n} with F* = {c}" for c, n in counts.items()))
+              + ", ".join(f"{n} with F* = {c}" for c, n in counts.items()) + ties)
+    if result.get("weak"):
+        out.print(f"[bold yellow]WEAK[/bold yellow]: {result['weak_why']}")
     if result.get("vacuous"):
         absent = [c for c, n in counts.items() if n == 0]
         if sum(counts.values()) == 0:

@@ -8,7 +8,7 @@ from ...models.exceptions import InputError, InstanceFileError, SequenceError
 
 __all__ = ["parse_sequence", "MODES", "load_task_instance", "settle_verdict", "label_counts",
            "check_work", "check_theorem_flags", "check_out_path", "check_out_dir", "MAX_SECONDS",
-           "MAX_TOKENS"]
+           "MAX_TOKENS", "mark_ties"]
 
 MODES = ("exact", "certified", "float")
 
@@ -69,6 +69,7 @@ def settle_verdict(report: dict, *, witness_given: bool, failed: dict, construct
     A user's witness is judged alone (``verified`` or ``refuted``); otherwise a failed
     assumption or a construction that could not be built gives ``assumptions-fail`` (the
     construction error then counts as the failure when no assumption check failed)."""
+    mark_ties(report)
     if witness_given or not (failed or construction_error):
         report["verdict"] = "refuted" if report["counterexample"] else "verified"
         return failed
@@ -77,6 +78,30 @@ def settle_verdict(report: dict, *, witness_given: bool, failed: dict, construct
         failed = {"construction": {"holds": False, "why": construction_error}}
     report["failed"] = sorted(failed)
     return failed
+
+
+def mark_ties(report: dict) -> None:
+    """Say what exact ties (``mu . p = 0``, label 1 by the ``>=`` rule) contribute to a binary
+    report's labels: ``"labels_off_ties"`` counts each label over the sequences that count and
+    are not ties, and ``"weak": true`` (with ``"weak_why"``) when a label occurs only on ties, so
+    that no sequence strictly on that side of the threshold was checked. Vacuous reports and
+    tasks with several classes are left as they are.
+
+    >>> r = {"labels": {"0": 5, "1": 2}, "vacuous": False, "sequences": {"ties": 2}}
+    >>> mark_ties(r); r["labels_off_ties"], r["weak"]
+    ({'0': 5, '1': 0}, True)
+    """
+    labels, seqs = report.get("labels"), report.get("sequences") or {}
+    if not labels or len(labels) != 2 or "ties" not in seqs:
+        return
+    ties = int(seqs.get("ties") or 0)
+    off = {"0": labels["0"], "1": max(0, labels["1"] - ties)}
+    report["labels_off_ties"] = off
+    report["weak"] = bool(not report.get("vacuous") and min(off.values()) == 0)
+    if report["weak"]:
+        side = "0" if off["0"] == 0 else "1"
+        report["weak_why"] = (f"every sequence of label {side} that counts is an exact tie (mu . p = 0): the "
+                              f"check saw no sequence strictly on that side of the threshold")
 
 
 def label_counts(expected, classes: int = 2) -> dict:

@@ -70,3 +70,37 @@ def test_the_human_line_lists_the_lengths_checked(capsys):
     import json
 
     assert json.loads(capsys.readouterr().out)["sequences"]["lengths"] == [1, 2, 3, 4, 5]
+
+
+def test_ties_are_reported_apart_and_a_label_seen_only_on_ties_is_weak(tmp_path, capsys):
+    """Identity chain, state 0 emits 0, state 1 emits 1, mu = (-1, 0): every sequence starting
+    with 1 is an exact tie (label 1 by >=), every other one has label 0. The path-sum oracle
+    agrees; the report counts the ties apart and calls label 1 weak."""
+    import json
+
+    inst = {"kind": "hmm", "A": [[1, 0], [0, 1]], "W": [[1, 0], [0, 1]], "pi0": ["1/2", "1/2"], "mu": [-1, 0]}
+    path, wit = tmp_path / "h.json", tmp_path / "w.json"
+    path.write_text(json.dumps(inst))
+    wit.write_text(json.dumps({"theorem": "3.3", "b": [-1, 0]}))
+    model = headprompt.load(path)
+    possible = [s for s in ([0], [1], [0, 0], [1, 1]) if sum(oracle.path_posterior(model, s, 0)) == 1]
+    ties = [s for s in possible if sum(Fraction(m) * p for m, p in zip(model.mu, oracle.path_posterior(model, s, 0))) == 0]
+    assert len(possible) == 4 and len(ties) == 2
+    argv = ["theorem", "3.3", "--hmm", str(path), "--witness", str(wit), "--exhaustive", "--length", "2"]
+    assert main(argv + ["--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["sequences"]["ties"] == len(ties) and data["labels"] == {"0": 2, "1": 2}
+    assert data["labels_off_ties"] == {"0": 2, "1": 0} and data["weak"] is True and not data["vacuous"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "2 of them exact ties" in out and "WEAK" in out
+
+
+def test_a_generated_memory_report_counts_its_ties_apart(capsys):
+    import json
+
+    assert main(["theorem", "4.6", "--samples", "300", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    ties = data["sequences"]["ties"]
+    assert data["labels_off_ties"] == {"0": data["labels"]["0"], "1": data["labels"]["1"] - ties}
+    assert data["weak"] is False
