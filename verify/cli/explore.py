@@ -120,6 +120,11 @@ def render(data: dict) -> None:
     elif ce["kind"] == "statement":
         out.print(f"    sequences {ev['sequences']}, labels {ev['labels']}, y = {ev['certificate']['y']}, "
                   f"z = {ev['certificate']['z']}")
+    replay = ev.get("statement_on_replay")
+    if replay is not None:
+        out.print(f"  statement level on this instance: {replay['what']}"
+                  + (" (the search above drew its instances with sequences of length <= "
+                     f"{data['bounds']['max_length']} only)" if replay["found"] else ""))
     if ce["labels"] and min(ce["labels"].values()) == 0:
         out.print(f"  note: F* labels on the checked sequences {ce['labels']}: one label never occurs (vacuous for it)")
     if "saved" in data:

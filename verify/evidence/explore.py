@@ -45,7 +45,7 @@ from ...models.hmm.rational import format_array
 from ..theorems.registry import THEOREMS, check_assumptions, theorem_spec
 
 __all__ = ["ExploreRequest", "ExploreResult", "explore", "evaluate", "build_witness",
-           "construction_check", "statement_evidence", "STATEMENT_EVIDENCE"]
+           "construction_check", "statement_evidence", "STATEMENT_EVIDENCE", "replay_statement_evidence"]
 
 # theorems whose statement (not only the construction) has checkable evidence
 STATEMENT_EVIDENCE = {"3.3": "a Motzkin certificate that no linear head on G_1 computes F*",
@@ -372,6 +372,10 @@ def explore(request: ExploreRequest, *, progress: Callable | None = None,
             if chk["H_star"] is not None:
                 witness["H_star"] = list(chk["H_star"])
         assumptions = check_assumptions(model, request.theorem)
+        if hit["kind"] == "construction" and request.drop is not None and request.theorem in STATEMENT_EVIDENCE:
+            replay = replay_statement_evidence(model, request.theorem)
+            if replay is not None:
+                evidence = {**evidence, "statement_on_replay": replay}
         counterexample = {"instance": instance_to_dict(model), "kind": hit["kind"], "evidence": evidence,
                           "sizes": _sizes(model),
                           "assumptions": {k: {"holds": v["holds"], "why": v["why"]} for k, v in assumptions.items()},
@@ -381,6 +385,27 @@ def explore(request: ExploreRequest, *, progress: Callable | None = None,
     labels = _count_labels(request, drawn)
     return ExploreResult(request, False, drawn, None, time.perf_counter() - start, labels=labels,
                          searched=searched)
+
+
+def replay_statement_evidence(model, theorem: str) -> dict | None:
+    """The statement-level evidence that ``verify theorem ID --hmm`` (the same routine, its own
+    sequence set) finds on ``model``, or None: so that explore never says "none found" about an
+    instance whose replay prints certificates. Exact; ``{"found", "what"}``."""
+    from ..api import run_theorem
+    from ..theorems.requests import TheoremRequest
+
+    data = run_theorem(TheoremRequest(id=theorem, model=model, samples=2000, progress=False)).data
+    ce = data.get("counterexample") or {}
+    if theorem == "3.3" and ce.get("kind") == "no-linear-head":
+        return {"found": True, "what": f"verify theorem 3.3 on this instance: a Motzkin certificate on "
+                                       f"{len(ce['sequences'])} sequences shows that no linear head computes F*"}
+    family = ce.get("prompt_family") or {}
+    if theorem == "3.6" and ce.get("statement_refuted_for_family"):
+        return {"found": True, "what": f"verify theorem 3.6 on this instance: for every one of the "
+                                       f"{family.get('subsets', '?')} prompts u = 1_B (B nonempty) an exact certificate shows that no "
+                                       "linear head computes F* with it (a statement about the prompt family)"}
+    return {"found": False, "what": f"verify theorem {theorem} on this instance finds no statement-level "
+                                    "certificate either"}
 
 
 def _construction_summary(chk: dict) -> dict:

@@ -12,6 +12,7 @@ those sequences), and the accuracies are compared with the majority baseline.
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 from typing import Callable
 
@@ -28,6 +29,9 @@ from ...models.hmm.task import labels as task_labels
 __all__ = ["optimize_prompt_and_head", "interpret", "MAX_STEPS"]
 
 MAX_STEPS = SEARCH_MAX_STEPS
+RECHECK_SHORT = 2000
+"""The exact re-check of a search result covers every sequence of the longest length ``L``
+(at most 4) with at most this many sequences of length ``1..L``."""
 
 
 def _features(A, W, pi0, tokens: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
@@ -95,17 +99,26 @@ def optimize_prompt_and_head(hmm: HMM, *, samples: int = 1000, length: int = 8, 
                    f"{length}, {steps} steps per fit; a search, not a proof",
            "majority_baseline": base, **results}
     if hmm.exact:
-        seqs = list(dict.fromkeys(tuple(int(z) for z in row) for split in ("train", "test")
-                                  for row in data[split][0].numpy()))
+        from .sequences import near_ties
+
+        sampled = list(dict.fromkeys(tuple(int(z) for z in row) for split in ("train", "test")
+                                     for row in data[split][0].numpy()))
+        short_length = max((t for t in range(1, 5) if sum(f.num_tokens ** k for k in range(1, t + 1)) <= RECHECK_SHORT),
+                           default=0)
+        short = [s for t in range(1, short_length + 1) for s in itertools.product(range(f.num_tokens), repeat=t)]
+        seqs = list(dict.fromkeys(short + near_ties(hmm, length) + sampled))
         u_q = _rational(raw["prompt+head"][0], lo=Fraction(0), hi=Fraction(1))
         b_q = _rational(raw["prompt+head"][1], den=10**6)
         res = check_sequences(hmm, "3.6", b_q, u_q, seqs)
         res_h = check_sequences(hmm, "3.3", _rational(raw["head only"][1], den=10**6), None, seqs)
+        scope = (f"every sequence of length <= {short_length}, the near-ties of each length up to {length} "
+                 f"and {len(sampled)} distinct sampled sequences of length {length}")
         out["exact_recheck"] = {"sequences": res.checked, "prompt+head_agree": res.agree,
-                                "head_only_agree": res_h.agree,
+                                "head_only_agree": res_h.agree, "short_length": short_length, "scope": scope,
+                                "first_disagreement": (None if res.first_disagreement is None
+                                                       else list(res.first_disagreement.sequence)),
                                 "u": [str(v) for v in u_q], "b": [str(v) for v in b_q],
-                                "what": "the prompt and head found, rounded to rationals, checked exactly on "
-                                        "every distinct sampled sequence"}
+                                "what": f"the prompt and head found, rounded to rationals, checked exactly on {scope}"}
     out["interpretation"] = interpret(out)
     return out
 
@@ -119,9 +132,15 @@ def interpret(result: dict) -> str:
         return ("F* takes one value on every sampled sequence, so a constant head fits: the search says nothing "
                 "about the assumption here (the task is vacuous on this sample)")
     if ex and ex["sequences"] and ex["prompt+head_agree"] == ex["sequences"]:
-        return (f"Assumption 3.5 is sufficient, not necessary: here prompt + head still fits F* on all "
-                f"{ex['sequences']} sequences (the rounded prompt and head, checked exactly; head only fits "
-                f"{ex['head_only_agree']})")
+        return (f"on the {ex['sequences']} sequences checked exactly ({ex.get('scope', 'the sampled ones')}) the "
+                f"rounded prompt + head found agrees with F* (head only: {ex['head_only_agree']}); a fit on these "
+                "sequences, not a proof for every sequence: Assumption 3.5 may be sufficient but not necessary "
+                "here (replay the saved u, b with verify theorem --witness --exhaustive to test more)")
+    if ex and ex["sequences"] and ex.get("first_disagreement") is not None:
+        return (f"the rounded prompt + head found disagrees with F* on {ex['sequences'] - ex['prompt+head_agree']} "
+                f"of the {ex['sequences']} sequences checked exactly ({ex.get('scope', 'the sampled ones')}), e.g. "
+                f"{ex['first_disagreement']}: no fit found (prompt + head {ph:.3f}, head only {ho:.3f}, majority "
+                f"{base:.3f} on fresh sequences); not a proof that none exists")
     if ph <= base + 0.005:
         return (f"no prompt found that beats the majority baseline ({base:.3f}; prompt + head {ph:.3f}, "
                 f"head only {ho:.3f} on fresh sequences)")

@@ -165,3 +165,60 @@ def test_search_results_are_interpreted():
     between = {**base, "prompt+head": {"test_accuracy": 0.9}}
     assert "beats the majority baseline" in interpret(between)
     assert "vacuous" in interpret({**base, "majority_baseline": 1.0})
+
+
+def test_explore_reports_the_statement_evidence_its_instance_has_on_replay(tmp_path):
+    """The reproducer: explore 3.6 --drop 3.5 returned a construction-level hit and said
+    "statement-level: none found", while verify theorem on that instance printed certificates
+    for every prompt u = 1_B. Now the returned instance carries what the replay finds, and the
+    replay (the CLI, independently) agrees."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "cx.json"
+    proc = subprocess.run([sys.executable, "-m", "headprompt.verify", "explore", "3.6", "--drop", "3.5", "--json",
+                           "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-1000:]
+    data = json.loads(proc.stdout)
+    ce = data["counterexample"]
+    if ce["kind"] == "statement":
+        return                                   # found at the statement level directly: nothing to reconcile
+    replay = ce["evidence"]["statement_on_replay"]
+    theorem = subprocess.run([sys.executable, "-m", "headprompt.verify", "theorem", "3.6", "--hmm", str(out),
+                              "--samples", "2000", "--json"], capture_output=True, text=True, timeout=600)
+    report = json.loads(theorem.stdout)
+    assert replay["found"] == bool(report["counterexample"].get("statement_refuted_for_family"))
+
+
+@pytest.mark.slow
+def test_a_search_reading_never_claims_more_than_an_exhaustive_replay_confirms(tmp_path):
+    """counterexample --search used to say "prompt + head still fits F* on all 54 sequences"
+    while its own rounded (u, b) was refuted on [0]. Now its exact re-check covers every short
+    sequence: whenever the reading says the rounded witness agrees, an exhaustive replay of that
+    witness (lengths 1..3) verifies too, and when it disagrees the named sequence really does."""
+    import json
+    import subprocess
+    import sys
+
+    inst = tmp_path / "cx.json"
+    proc = subprocess.run([sys.executable, "-m", "headprompt.verify", "explore", "3.6", "--drop", "3.5", "--json",
+                           "--out", str(inst)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1
+    proc = subprocess.run([sys.executable, "-m", "headprompt.verify", "counterexample", "3.6", "--hmm", str(inst),
+                           "--search", "--search-steps", "40", "--json"], capture_output=True, text=True, timeout=600)
+    search = json.loads(proc.stdout)["counterexample"]["search"]
+    recheck = search["exact_recheck"]
+    assert recheck["short_length"] >= 3 and "every sequence of length <=" in recheck["scope"]
+    witness = tmp_path / "w.json"
+    witness.write_text(json.dumps({"theorem": "3.6", "u": recheck["u"], "b": recheck["b"]}))
+    replay = subprocess.run([sys.executable, "-m", "headprompt.verify", "theorem", "3.6", "--hmm", str(inst),
+                             "--witness", str(witness), "--exhaustive", "--length", "3", "--json"],
+                            capture_output=True, text=True, timeout=600)
+    verdict = json.loads(replay.stdout)["verdict"]
+    if recheck["prompt+head_agree"] == recheck["sequences"]:
+        assert "agrees with F*" in search["interpretation"] and verdict == "verified"
+        assert "not a proof" in search["interpretation"]
+    else:
+        assert "disagrees with F*" in search["interpretation"] and verdict == "refuted"
+        assert "sufficient, not necessary" not in search["interpretation"]
