@@ -4,9 +4,12 @@ For every (theorem, assumption) pair, runs ``verify explore ID --drop A`` (the P
 seed 0) and saves each counterexample found as ``<ID>-drop-<A>.json`` (instance, the
 construction's witness and, under ``meta.explore``, the evidence), replayable with
 ``verify theorem ID --hmm FILE``. Prints the README table (markdown). Takes a few minutes;
-not run by the test suite (tests/verify/test_counterexamples_replay.py replays the files).
+not run by the test suite (tests/verify/evidence/test_counterexamples_replay.py replays the
+files). Its defaults (500 examples per search, seed 0) are the settings of the committed table.
+A pair where nothing is found never deletes a committed file: the table then says so and the
+file is left for you to inspect (``--prune`` removes such files).
 
-    python examples/counterexamples/regenerate.py [--examples N]
+    python examples/counterexamples/regenerate.py [--examples N] [--prune]
 """
 
 import argparse
@@ -21,10 +24,16 @@ from headprompt.verify.theorems.registry import THEOREMS
 HERE = Path(__file__).parent
 
 
-def main() -> None:
+DEFAULT_EXAMPLES = 500
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=200)
-    args = parser.parse_args()
+    parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES,
+                        help=f"examples per search (default {DEFAULT_EXAMPLES}, the committed table's setting)")
+    parser.add_argument("--prune", action="store_true",
+                        help="delete the file of a pair where this run found nothing (default: keep it)")
+    args = parser.parse_args(argv)
     rows = []
     for tid, spec in THEOREMS.items():
         for a in spec.assumptions:
@@ -48,7 +57,11 @@ def main() -> None:
                     detail = f"disagrees on {dis['sequence']} (F* = {dis['expected']}, F = {dis['got']})"
                 rows.append(f"| {tid} | {a} | {outcome} | {detail}; shrunk to {sizes} | `{path.name}` |")
             else:
-                path.unlink(missing_ok=True)
+                if path.exists() and not args.prune:
+                    print(f"{path.name}: nothing found in this run; the committed file is kept (--prune removes it)",
+                          file=sys.stderr)
+                elif args.prune:
+                    path.unlink(missing_ok=True)
                 n = args.examples
                 where = ("statement-level and construction searches, each" if tid in STATEMENT_EVIDENCE
                          else "construction only (no certificate exists for attention heads)")

@@ -59,3 +59,29 @@ def test_counterexample_replays(capsys, path):
         post = oracle.memory_posterior(model, seq, model.target_cell)
         f_star = int(sum(Fraction(m) * p for m, p in zip(model.mu, post)) >= 0)
         assert f_star == evidence["disagreement"]["expected"] != evidence["disagreement"]["got"]
+
+
+def test_regenerate_defaults_match_the_committed_table_and_never_delete_a_file(monkeypatch, tmp_path):
+    """The script's default examples equal the README table's setting, and a pair where a run
+    finds nothing keeps its committed file unless --prune is given (explore is replaced by a
+    search that finds nothing, so this runs in milliseconds)."""
+    import importlib.util
+    import re
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location("regenerate", FOLDER / "regenerate.py")
+    regen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(regen)
+    readme = (FOLDER.parents[1] / "README.md").read_text()
+    table_examples = int(re.search(r"seed 0, (\d+) examples per search", readme).group(1))
+    assert regen.DEFAULT_EXAMPLES == table_examples
+    nothing = SimpleNamespace(found=False, model=None, witness=None,
+                              to_dict=lambda: {"seconds": 0.0, "counterexample": None})
+    monkeypatch.setattr(regen, "explore", lambda request: nothing)
+    monkeypatch.setattr(regen, "HERE", tmp_path)
+    kept = tmp_path / "4.6-drop-4.4.json"
+    kept.write_text("{}")
+    regen.main([])
+    assert kept.exists()
+    regen.main(["--prune"])
+    assert not kept.exists()
