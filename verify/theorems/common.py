@@ -7,7 +7,7 @@ import re
 from ...models.exceptions import InputError, InstanceFileError, SequenceError
 
 __all__ = ["parse_sequence", "MODES", "load_task_instance", "settle_verdict", "label_counts",
-           "check_work", "check_theorem_flags", "check_out_path", "check_out_dir", "MAX_SECONDS",
+           "check_work", "message_bits", "exact_bytes", "MAX_EXACT_BYTES", "check_theorem_flags", "check_out_path", "check_out_dir", "MAX_SECONDS",
            "MAX_TOKENS", "mark_ties"]
 
 MODES = ("exact", "certified", "float")
@@ -154,7 +154,7 @@ def exact_seconds(sequences: int, length: int, states: int, *, memory: bool = Fa
     return rate * sequences * length * states * states * (1 + length / 64)
 
 
-def check_fallback(sequences: int, length: int, states: int, *, memory: bool = False) -> None:
+def check_fallback(sequences: int, length: int, states: int, *, memory: bool = False, model=None) -> None:
     """Refuse an exact fallback batch (sequences the certified bound could not decide) that
     would run past :data:`MAX_SECONDS`, instead of starting it.
 
@@ -164,11 +164,51 @@ def check_fallback(sequences: int, length: int, states: int, *, memory: bool = F
     from ...models.exceptions import LimitError
 
     seconds = exact_seconds(sequences, length, states, memory=memory)
+    if model is not None and getattr(model, "exact", False):
+        bits = message_bits(model, length)
+        need = exact_bytes(sequences, length, states, bits)
+        if need > MAX_EXACT_BYTES:
+            raise LimitError(f"{sequences} sequences of length {length} could not be decided by the certified bound "
+                             f"(near-ties) and redoing them exactly would hold about {need / 2 ** 30:.1f} GiB of "
+                             f"messages (integers of up to {bits:.0f} bits, estimated on a prefix); the limit is "
+                             f"{MAX_EXACT_BYTES // 2 ** 30} GiB (use a shorter --length or fewer --samples)")
     if seconds > MAX_SECONDS:
         raise LimitError(f"{sequences} sequences of length {length} could not be decided by the certified bound "
                          f"(their messages come too close to underflow) and redoing them exactly would take about "
                          f"{seconds / 60:.0f} minutes (estimate); the limit is {MAX_SECONDS // 60} minutes "
                          "(use a shorter --length or fewer --samples)")
+
+
+MAX_EXACT_BYTES = 4 * 2 ** 30
+"""Exact checks keep the backward messages of every distinct suffix; their estimated size
+(:func:`exact_bytes`) above this is refused (or, without ``--mode``, answered in certified mode)."""
+
+
+def message_bits(model, length: int, *, probe: int = 12) -> float:
+    """Bits of the largest integer in an exact backward message after ``length`` steps,
+    measured on a short prefix and extrapolated linearly (each step multiplies by the integer
+    ``A`` and ``W`` entries, so the size grows by about the same number of bits per step).
+
+    Measured on the tokens that make the integers grow fastest (the column of ``W_int`` with the
+    largest entries, repeated), so the estimate is an upper bound for typical sequences."""
+    from ...models.hmm.integer import column, integer_hmm
+
+    chain = model.lift() if hasattr(model, "lift") else model
+    ih = integer_hmm(chain)
+    steps = max(1, min(probe, length))
+    z = max(range(ih.num_tokens), key=lambda k: max(ih.W_rows[k]))
+    beta = column([1] * ih.num_states)
+    for _ in range(steps):
+        beta = ih.step_backward(z, beta)
+    bits = max(int(beta[r, 0]).bit_length() for r in range(beta.nrows()))
+    return max(1.0, bits / steps) * length
+
+
+def exact_bytes(sequences: int, length: int, states: int, bits: float) -> float:
+    """Estimated memory of an exact check: up to ``sequences x length`` distinct suffixes, each
+    with a backward message of ``states`` integers of up to ``bits`` bits (half that on
+    average over the positions), plus about 48 bytes of overhead per integer."""
+    return sequences * length * states * (bits / 16 + 48)
 
 
 def check_work(args, model) -> tuple[str, str | None]:
@@ -224,6 +264,22 @@ def check_work(args, model) -> tuple[str, str | None]:
             note = (f"certified: exact arithmetic would take about {exact_total / 60:.0f} minutes "
                     f"(estimate; the limit is {MAX_SECONDS // 60}), and certified verdicts are proofs as "
                     "well (give --mode exact to insist)")
+    if mode == "exact" and getattr(model, "exact", True):
+        bits = message_bits(model, length)
+        need = exact_bytes(count, length, states, bits)
+        if need > MAX_EXACT_BYTES:
+            if args.mode is None and length <= AUTO_CERTIFIED_MAX_LENGTH and float_total <= MAX_SECONDS:
+                mode = "certified"
+                note = (f"certified: exact arithmetic would hold about {need / 2 ** 30:.1f} GiB of messages "
+                        f"(integers of up to {bits:.0f} bits at length {length}, estimated on a prefix; the "
+                        f"limit is {MAX_EXACT_BYTES // 2 ** 30} GiB), and certified verdicts are proofs as well")
+            else:
+                raise LimitError(f"{what} on {states} states would hold about {need / 2 ** 30:.1f} GiB of exact "
+                                 f"messages (integers of up to {bits:.0f} bits at length {length}, measured on a "
+                                 f"prefix and extrapolated); the limit is {MAX_EXACT_BYTES // 2 ** 30} GiB (use {how}"
+                                 + (", or --mode certified (still a proof)"
+                                    if length <= AUTO_CERTIFIED_MAX_LENGTH and float_total <= MAX_SECONDS else "")
+                                 + ")")
     seconds = exact_total if mode == "exact" else float_total
     if seconds > MAX_SECONDS:
         kind = "lifted" if memory else "hidden"

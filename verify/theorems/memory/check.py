@@ -443,7 +443,8 @@ def _fast_decisions(mhmm, witness, fn: _Functionals, seqs, evaluate_outside_R, c
     if redo:
         from ..common import check_fallback
 
-        check_fallback(len(redo), max(len(seqs[k]) for k in redo), mhmm.lift().num_states, memory=True)
+        check_fallback(len(redo), max(len(seqs[k]) for k in redo), mhmm.lift().num_states, memory=True,
+                       model=mhmm)
     for k, d in zip(redo, _exact_decisions(mhmm, witness, fn, [seqs[k] for k in redo], evaluate_outside_R)):
         d.certified_by = "exact-fallback"
         out[k] = d

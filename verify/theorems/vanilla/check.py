@@ -273,7 +273,7 @@ def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str):
                     (sign[:, 4] == 0) & nonzero_norm & possible, np.full(n, _PATHS.index("bound"), dtype=np.int8)]
             redo = np.flatnonzero(~ok)
             if redo.size:                                   # one exact batch per length group
-                check_fallback(int(redo.size), t, hmm.num_states)
+                check_fallback(int(redo.size), t, hmm.num_states, model=hmm)
                 exact = _exact_columns(ih, rows, [seq_list[where[k]] for k in redo], "exact-fallback")
                 for c, e in zip(cols, exact):
                     c[redo] = e
