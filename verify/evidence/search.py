@@ -124,25 +124,34 @@ def optimize_prompt_and_head(hmm: HMM, *, samples: int = 1000, length: int = 8, 
 
 
 def interpret(result: dict) -> str:
-    """One sentence reading a search result against the majority baseline and head-only fit."""
+    """One sentence reading a search result against the majority baseline and head-only fit,
+    naming its evidence and scope: the exact re-check (``result["exact_recheck"]``, its
+    ``scope``) when there is one, else the ``samples`` fresh sequences of length ``length`` in
+    floating point. Never reads more than was shown: a fit is a fit on those sequences."""
     base = result["majority_baseline"]
     ph, ho = result["prompt+head"]["test_accuracy"], result["head only"]["test_accuracy"]
     ex = result.get("exact_recheck")
+    fresh = (f"{result['samples']} fresh sampled sequences of length {result['length']}"
+             if "samples" in result and "length" in result else "the fresh sampled sequences")
     if base >= 1.0:
-        return ("F* takes one value on every sampled sequence, so a constant head fits: the search says nothing "
-                "about the assumption here (the task is vacuous on this sample)")
+        return (f"F* takes one value on every one of the {fresh}, so a constant head fits: the search says "
+                "nothing about the assumption here (the task is vacuous on this sample)")
     if ex and ex["sequences"] and ex["prompt+head_agree"] == ex["sequences"]:
         return (f"on the {ex['sequences']} sequences checked exactly ({ex.get('scope', 'the sampled ones')}) the "
                 f"rounded prompt + head found agrees with F* (head only: {ex['head_only_agree']}); a fit on these "
                 "sequences, not a proof for every sequence: Assumption 3.5 may be sufficient but not necessary "
                 "here (replay the saved u, b with verify theorem --witness --exhaustive to test more)")
-    if ex and ex["sequences"] and ex.get("first_disagreement") is not None:
+    if ex and ex["sequences"] and ex["prompt+head_agree"] < ex["sequences"]:
+        eg = f", e.g. {ex['first_disagreement']}" if ex.get("first_disagreement") is not None else ""
         return (f"the rounded prompt + head found disagrees with F* on {ex['sequences'] - ex['prompt+head_agree']} "
-                f"of the {ex['sequences']} sequences checked exactly ({ex.get('scope', 'the sampled ones')}), e.g. "
-                f"{ex['first_disagreement']}: no fit found (prompt + head {ph:.3f}, head only {ho:.3f}, majority "
-                f"{base:.3f} on fresh sequences); not a proof that none exists")
+                f"of the {ex['sequences']} sequences checked exactly ({ex.get('scope', 'the sampled ones')}){eg}: "
+                f"no fit found (prompt + head {ph:.3f}, head only {ho:.3f}, majority {base:.3f} on the {fresh}); "
+                "not a proof that none exists")
     if ph <= base + 0.005:
         return (f"no prompt found that beats the majority baseline ({base:.3f}; prompt + head {ph:.3f}, "
-                f"head only {ho:.3f} on fresh sequences)")
-    return (f"prompt + head beats the majority baseline ({ph:.3f} vs {base:.3f}; head only {ho:.3f}) but does "
-            "not fit F* on every sequence: neither a counterexample nor a fit")
+                f"head only {ho:.3f} on the {fresh}); not a proof that none exists")
+    if ph >= 1.0:
+        return (f"prompt + head agrees with F* on all {fresh} in floating point (not re-checked exactly: the "
+                "instance is not exact); a fit on these sequences, not a proof")
+    return (f"prompt + head beats the majority baseline ({ph:.3f} vs {base:.3f}; head only {ho:.3f} on the "
+            f"{fresh}) but does not fit F* on all of them: neither a counterexample nor a fit")

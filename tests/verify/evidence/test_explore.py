@@ -156,14 +156,27 @@ def test_counterexample_36_is_fast_and_the_search_is_opt_in(capsys):
 
 
 def test_search_results_are_interpreted():
-    base = {"majority_baseline": 0.7, "prompt+head": {"test_accuracy": 0.7}, "head only": {"test_accuracy": 0.7}}
+    """Every reading names its evidence and scope, and none says more than was shown: an exact
+    fit is a fit on the sequences re-checked (named), a failed re-check names the sequence, a
+    float-only fit says it was not re-checked."""
+    base = {"majority_baseline": 0.7, "prompt+head": {"test_accuracy": 0.7}, "head only": {"test_accuracy": 0.7},
+            "samples": 27, "length": 8}
     assert interpret(base).startswith("no prompt found that beats the majority baseline")
+    assert "27 fresh sampled sequences of length 8" in interpret(base) and "not a proof" in interpret(base)
+    scope = "every sequence of length <= 3, the near-ties of each length up to 8 and 27 distinct sampled sequences"
     fit = {**base, "prompt+head": {"test_accuracy": 1.0},
-           "exact_recheck": {"sequences": 40, "prompt+head_agree": 40, "head_only_agree": 31}}
-    assert interpret(fit).startswith("Assumption 3.5 is sufficient, not necessary: here prompt + head still "
-                                     "fits F* on all 40 sequences")
+           "exact_recheck": {"sequences": 40, "prompt+head_agree": 40, "head_only_agree": 31, "scope": scope,
+                             "first_disagreement": None}}
+    reading = interpret(fit)
+    assert "on the 40 sequences checked exactly" in reading and scope in reading and "not a proof" in reading
+    assert "still fits" not in reading and "is sufficient, not necessary" not in reading
+    wrong = {**fit, "exact_recheck": {**fit["exact_recheck"], "prompt+head_agree": 39, "first_disagreement": [0]}}
+    reading = interpret(wrong)
+    assert "disagrees with F* on 1 of the 40 sequences" in reading and "[0]" in reading and " agrees" not in reading
+    float_fit = {**base, "prompt+head": {"test_accuracy": 1.0}}
+    assert "not re-checked exactly" in interpret(float_fit) and "27 fresh sampled" in interpret(float_fit)
     between = {**base, "prompt+head": {"test_accuracy": 0.9}}
-    assert "beats the majority baseline" in interpret(between)
+    assert "beats the majority baseline" in interpret(between) and "length 8" in interpret(between)
     assert "vacuous" in interpret({**base, "majority_baseline": 1.0})
 
 
