@@ -392,6 +392,7 @@ def replay_statement_evidence(model, theorem: str) -> dict | None:
     sequence set) finds on ``model``, or None: so that explore never says "none found" about an
     instance whose replay prints certificates. Exact; ``{"found", "what"}``."""
     from ..api import run_theorem
+    from ..render import lengths_text
     from ..theorems.requests import TheoremRequest
 
     data = run_theorem(TheoremRequest(id=theorem, model=model, samples=2000, progress=False)).data
@@ -404,8 +405,11 @@ def replay_statement_evidence(model, theorem: str) -> dict | None:
         return {"found": True, "what": f"verify theorem 3.6 on this instance: for every one of the "
                                        f"{family.get('subsets', '?')} prompts u = 1_B (B nonempty) an exact certificate shows that no "
                                        "linear head computes F* with it (a statement about the prompt family)"}
+    seqs = data.get("sequences") or {}
+    scope = (f" on its {seqs['checked']} {seqs.get('how', 'checked')} sequences ({lengths_text(seqs)})"
+             if seqs.get("checked") and seqs.get("length") else "")
     return {"found": False, "what": f"verify theorem {theorem} on this instance finds no statement-level "
-                                    "certificate either"}
+                                    f"certificate either{scope} (none found there, not none exists)"}
 
 
 def _construction_summary(chk: dict) -> dict:

@@ -187,7 +187,8 @@ def robustness_block(hmm: HMM, theorem: str, b: Sequence, u: Sequence | None,
            "zero_margin_sequences": len(margins) - len(nonzero),
            "counted_sequences": len(margins) if counted is None else counted,
            "radius_off_zero_margins": _floor_float(min(nonzero) / b_l1) if nonzero and b_l1 else None,
-           "what": (f"the head's verdict 1(b . g >= 0) on every counted sequence is the same for any model whose "
+           "what": (f"the head's verdict 1(b . g >= 0) on every one of the {len(margins) if counted is None else counted} "
+                    f"counted sequences (those this check covered, not every sequence) is the same for any model whose "
                     f"{read} at that sequence is within radius of this one's in the sup norm (|b . g' - b . g| <= "
                     f"||b||_1 ||g' - g||_inf); F* likewise within task_radius of P[H_0 | X = x]"
                     + ("" if radius else "; radius 0: some counted sequence has b . g = 0 exactly (a tie, "

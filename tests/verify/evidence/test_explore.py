@@ -202,6 +202,8 @@ def test_explore_reports_the_statement_evidence_its_instance_has_on_replay(tmp_p
                               "--samples", "2000", "--json"], capture_output=True, text=True, timeout=600)
     report = json.loads(theorem.stdout)
     assert replay["found"] == bool(report["counterexample"].get("statement_refuted_for_family"))
+    if not replay["found"]:                      # "none found" names where it looked, never "none exists"
+        assert f"on its {report['sequences']['checked']} " in replay["what"] and "not none exists" in replay["what"]
 
 
 @pytest.mark.slow

@@ -41,6 +41,8 @@ def test_margins_match_path_sums():
     block = robustness_block(hmm, "3.6", w.b, w.u, seqs)
     l1 = sum(abs(v) for v in w.b)
     assert block["radius"] <= min(abs(m.head) for m in got.values()) / l1
+    # the reading names its scope: how many sequences it covers, and that it is not every sequence
+    assert f"every one of the {len(got)} counted sequences" in block["what"] and "not every sequence" in block["what"]
 
 
 def test_transfer_is_sound_for_a_slightly_moved_model():
