@@ -99,7 +99,7 @@ def optimize_prompt_and_head(hmm: HMM, *, samples: int = 1000, length: int = 8, 
                    f"{length}, {steps} steps per fit; a search, not a proof",
            "majority_baseline": base, **results}
     if hmm.exact:
-        from .sequences import near_ties
+        from .sequences import near_tie_reach, near_ties
 
         sampled = list(dict.fromkeys(tuple(int(z) for z in row) for split in ("train", "test")
                                      for row in data[split][0].numpy()))
@@ -111,7 +111,10 @@ def optimize_prompt_and_head(hmm: HMM, *, samples: int = 1000, length: int = 8, 
         b_q = _rational(raw["prompt+head"][1], den=10**6)
         res = check_sequences(hmm, "3.6", b_q, u_q, seqs)
         res_h = check_sequences(hmm, "3.3", _rational(raw["head only"][1], den=10**6), None, seqs)
-        scope = (f"every sequence of length <= {short_length}, the near-ties of each length up to {length} "
+        reach = near_tie_reach(hmm, length)
+        near_text = (f"the near-ties of each length up to {reach}" if reach
+                     else "no near-tie search (not a binary task of at most 64 states)")
+        scope = (f"every sequence of length <= {short_length}, {near_text} "
                  f"and {len(sampled)} distinct sampled sequences of length {length}")
         out["exact_recheck"] = {"sequences": res.checked, "prompt+head_agree": res.agree,
                                 "head_only_agree": res_h.agree, "short_length": short_length, "scope": scope,

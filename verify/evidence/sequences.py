@@ -12,7 +12,8 @@ from ...models.exceptions import InputError
 from ...models.hmm.values import HMM
 from ...models.generate.sampling import sample
 
-__all__ = ["exhaustive", "sampled", "adversarial", "near_ties", "MAX_EXHAUSTIVE", "NEAR_TIE_MAX_STATES"]
+__all__ = ["exhaustive", "sampled", "adversarial", "near_ties", "near_tie_reach", "MAX_EXHAUSTIVE", "NEAR_TIE_MAX_STATES",
+           "NEAR_TIE_BUDGET"]
 
 MAX_EXHAUSTIVE = 2_000_000
 
@@ -97,12 +98,33 @@ def adversarial(hmm: HMM, count: int, length: int, *, rng: np.random.Generator,
 
 NEAR_TIE_MAX_STATES = 64
 """Above this many hidden states the exact near-tie search is skipped (its exact posteriors
-would cost more than the check itself); the report then lists no ``near_tie_lengths``."""
+would cost more than the check itself)."""
+
+NEAR_TIE_BUDGET = 200_000_000
+"""Exact work allowed to the near-tie search, in exact multiply-adds (``|H|^2`` per token step
+of every candidate): about two seconds. Lengths past the budget are not searched, and the
+report's ``lengths`` only lists the lengths whose sequences were checked."""
+
+
+def near_tie_reach(hmm: HMM, max_length: int, *, beam: int = 8, exhaustive_up_to: int = 512) -> int:
+    """The longest length ``t <= max_length`` that :func:`near_ties` searches: lengths ``1..t``
+    fit in :data:`NEAR_TIE_BUDGET` (0 when the search does not apply). Decided from sizes alone,
+    so a run is reproducible on any machine."""
+    if hmm.mu is None or np.ndim(hmm.mu) != 1 or hmm.num_states > NEAR_TIE_MAX_STATES:
+        return 0
+    X, H2, spent, reach = hmm.num_tokens, hmm.num_states ** 2, 0, 0
+    for t in range(1, max_length + 1):
+        candidates = X ** t if X ** t <= exhaustive_up_to else 2 * beam * X
+        spent += candidates * t * H2
+        if spent > NEAR_TIE_BUDGET:
+            break
+        reach = t
+    return reach
 
 
 def near_ties(hmm: HMM, max_length: int, *, beam: int = 8, keep: int = 4,
               exhaustive_up_to: int = 512) -> list[tuple[int, ...]]:
-    """For every length ``1..max_length``, the sequences whose ``|mu . P[H_0 | X = x]|`` is
+    """For every length ``1..max_length`` (up to :func:`near_tie_reach`), the sequences whose ``|mu . P[H_0 | X = x]|`` is
     smallest without being 0 (and up to ``keep`` exact ties), ranked in exact rational
     arithmetic, so that a margin of ``1e-40`` is as visible as one of ``0.1`` (a float ranking
     cannot tell such a near-tie from a tie).
@@ -119,7 +141,8 @@ def near_ties(hmm: HMM, max_length: int, *, beam: int = 8, keep: int = 4,
     """
     from ...models.inference import exact as ie
 
-    if hmm.mu is None or np.ndim(hmm.mu) != 1 or hmm.num_states > NEAR_TIE_MAX_STATES or max_length < 1:
+    max_length = near_tie_reach(hmm, max_length, beam=beam, exhaustive_up_to=exhaustive_up_to)
+    if max_length < 1:
         return []
     mu = list(hmm.mu)
     X = hmm.num_tokens

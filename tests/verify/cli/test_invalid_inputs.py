@@ -180,10 +180,10 @@ THEOREM_FLAG_CASES = [
     (["theorem", "3.6", "--exhaustive", "--samples", "5"], ["--samples does not apply with --exhaustive"]),
     (["theorem", "3.6", "--length", "4096"], ["sampled tokens", "limit is 20000000"]),
     (["theorem", "3.6", "--samples", "1000000", "--length", "32"], ["32000000 sampled tokens"]),
-    (["theorem", "3.6", "--length", "4000", "--samples", "1000"], ["minutes (estimate)", "limit is 10 minutes"]),
+    (["theorem", "3.6", "--length", "4000", "--samples", "1000"], ["GiB of exact messages", "limit is 4 GiB", "shorter --length"]),
     (["theorem", "3.6", "--length", "200", "--samples", "50000", "--mode", "exact"],
-     ["minutes (estimate)", "limit is 10 minutes", "--mode certified"]),
-    (["theorem", "4.3", "--exhaustive", "--length", "12"], ["--exhaustive --length 12", "limit is 10 minutes"]),
+     ["GiB of exact messages", "limit is 4 GiB", "--mode certified"]),
+    (["theorem", "4.3", "--exhaustive", "--length", "12"], ["--exhaustive --length 12", "limit is 4 GiB"]),
     (["theorem", "3.6", "--exhaustive", "--length", "9"], ["--exhaustive --length 9"]),
     (["experiment", "fig3-left", "--trials", "0"], ["--trials: expected a positive integer, found 0"]),
 ]
