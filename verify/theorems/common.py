@@ -264,7 +264,17 @@ def check_work(args, model) -> tuple[str, str | None]:
             note = (f"certified: exact arithmetic would take about {exact_total / 60:.0f} minutes "
                     f"(estimate; the limit is {MAX_SECONDS // 60}), and certified verdicts are proofs as "
                     "well (give --mode exact to insist)")
+    def _check_seconds(seconds: float) -> None:
+        if seconds > MAX_SECONDS:
+            kind = "lifted" if memory else "hidden"
+            raise LimitError(f"{what} on {states} {kind} states would take about {seconds / 60:.0f} minutes "
+                             f"(estimate); the limit is {MAX_SECONDS // 60} minutes (use {how}"
+                             + (", or --mode certified (still a proof)"
+                                if mode == "exact" and length <= AUTO_CERTIFIED_MAX_LENGTH
+                                and float_total <= MAX_SECONDS else "") + ")")
+
     if mode == "exact" and getattr(model, "exact", True):
+        _check_seconds(exact_total)   # the cheap estimate first: no exact work on a run refused anyway
         bits = message_bits(model, length)
         need = exact_bytes(count, length, states, bits)
         if need > MAX_EXACT_BYTES:
@@ -280,14 +290,7 @@ def check_work(args, model) -> tuple[str, str | None]:
                                  + (", or --mode certified (still a proof)"
                                     if length <= AUTO_CERTIFIED_MAX_LENGTH and float_total <= MAX_SECONDS else "")
                                  + ")")
-    seconds = exact_total if mode == "exact" else float_total
-    if seconds > MAX_SECONDS:
-        kind = "lifted" if memory else "hidden"
-        raise LimitError(f"{what} on {states} {kind} states would take about {seconds / 60:.0f} minutes "
-                         f"(estimate); the limit is {MAX_SECONDS // 60} minutes (use {how}"
-                         + (", or --mode certified (still a proof)"
-                            if mode == "exact" and length <= AUTO_CERTIFIED_MAX_LENGTH
-                            and float_total <= MAX_SECONDS else "") + ")")
+    _check_seconds(exact_total if mode == "exact" else float_total)
     return mode, note
 
 

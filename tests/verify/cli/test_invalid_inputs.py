@@ -180,10 +180,10 @@ THEOREM_FLAG_CASES = [
     (["theorem", "3.6", "--exhaustive", "--samples", "5"], ["--samples does not apply with --exhaustive"]),
     (["theorem", "3.6", "--length", "4096"], ["sampled tokens", "limit is 20000000"]),
     (["theorem", "3.6", "--samples", "1000000", "--length", "32"], ["32000000 sampled tokens"]),
-    (["theorem", "3.6", "--length", "4000", "--samples", "1000"], ["GiB of exact messages", "limit is 4 GiB", "shorter --length"]),
+    (["theorem", "3.6", "--length", "4000", "--samples", "1000"], ["minutes (estimate)", "limit is 10 minutes"]),
     (["theorem", "3.6", "--length", "200", "--samples", "50000", "--mode", "exact"],
-     ["GiB of exact messages", "limit is 4 GiB", "--mode certified"]),
-    (["theorem", "4.3", "--exhaustive", "--length", "12"], ["--exhaustive --length 12", "limit is 4 GiB"]),
+     ["minutes (estimate)", "limit is 10 minutes", "--mode certified"]),
+    (["theorem", "4.3", "--exhaustive", "--length", "12"], ["--exhaustive --length 12", "limit is 10 minutes"]),
     (["theorem", "3.6", "--exhaustive", "--length", "9"], ["--exhaustive --length 9"]),
     (["experiment", "fig3-left", "--trials", "0"], ["--trials: expected a positive integer, found 0"]),
 ]
@@ -313,7 +313,11 @@ def test_without_mode_a_run_too_long_for_exact_arithmetic_is_certified():
     assert mode == "certified" and "minutes" in note and "--mode exact" in note
     with pytest.raises(LimitError, match="--mode certified"):
         check_work(SimpleNamespace(**{**vars(args), "mode": "exact"}), big)
-    small = SimpleNamespace(num_states=25, num_tokens=10)
+    import numpy as np
+
+    from headprompt.models.generate.generators import prompt_friendly_hmm
+
+    small, _ = prompt_friendly_hmm(25, 10, rng=np.random.default_rng(0))   # a real one: exact memory is measured
     assert check_work(args, small) == ("exact", None)
     assert check_work(SimpleNamespace(**{**vars(args), "mode": "float"}), big) == ("float", None)
 
