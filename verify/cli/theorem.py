@@ -41,7 +41,7 @@ def add_parser(sub) -> None:
     add_json_option(p)
     p.add_argument("--out", metavar="FILE", default=None, help="save the checked instance with its witness")
     p.add_argument("--certificate", metavar="FILE", default=None,
-                   help="write a JSON certificate of the verdict (Theorems 3.3, 3.6; docs/certificates.md) "
+                   help="write a JSON certificate of the verdict (binary tasks; docs/certificates.md) "
                         "that `python -m headprompt.certcheck FILE` re-checks with the standard library alone")
     p.add_argument("--classes", type=ascii_int, default=None, metavar="K",
                    help="generate a task with K >= 2 classes (mu a K x |H| matrix, F* = argmax_c mu_c . p, "

@@ -7,7 +7,8 @@ covered: a verified verdict whose identity holds covers every sequence (``covers
 claim is about the listed sequences (``covers: "listed"``: all checked ones when at most
 :data:`MAX_LISTED`, else the first :data:`MAX_LISTED`, and the certificate says so). A refuted
 verdict lists the disagreeing sequence; a failed Assumption 3.1 (or a prompt family) carries
-its Motzkin certificates.
+its Motzkin certificates. Theorems 4.3, 4.6 and C.6 (binary task) list sequences with their
+membership in ``R``, both margins and the attended positions (``covers: "listed"`` only).
 """
 
 from __future__ import annotations
@@ -27,18 +28,19 @@ __all__ = ["build_certificate", "write_certificate", "check_certificate_request"
 MAX_LISTED = 200
 """Most sequences a certificate lists (each recomputed by the checker, about 1 ms per state)."""
 
-CERTIFIED_THEOREMS = ("3.3", "3.6")
+CERTIFIED_THEOREMS = ("3.3", "3.6", "4.3", "4.6", "C.6")
+MEMORY_THEOREMS = ("4.3", "4.6", "C.6")
 
 
 def check_certificate_request(theorem: str, mode: str | None, classes) -> None:
     """Refuse, before any work, a certificate this format cannot express.
 
     Raises:
-        InputError: a memory theorem, a multiclass task or float mode.
+        InputError: an unknown theorem, a multiclass task or float mode.
     """
     if theorem not in CERTIFIED_THEOREMS:
-        raise InputError(f"--certificate: certificates cover Theorems 3.3 and 3.6; Theorem {theorem} "
-                         "(memory-augmented) has no certificate format yet")
+        raise InputError(f"--certificate: certificates cover Theorems {', '.join(CERTIFIED_THEOREMS)}; "
+                         f"found {theorem!r}")
     if mode == "float":
         raise InputError("--certificate: a float run proves nothing to certify; use --mode exact")
     if classes:
@@ -62,6 +64,8 @@ def build_certificate(report) -> dict:
     check_certificate_request(tid, data.get("mode"), None)
     if model is None or is_multiclass(model.mu):
         raise InputError("--certificate: certificates cover binary tasks")
+    if tid in MEMORY_THEOREMS:
+        return _memory_certificate(data, details, model)
     cert = {"format": "headprompt-certificate", "version": 1, "theorem": tid, "verdict": data["verdict"],
             "instance": {"A": [[_fr(v) for v in row] for row in model.A],
                          "W": [[_fr(v) for v in row] for row in model.W],
@@ -99,6 +103,51 @@ def build_certificate(report) -> dict:
         star, head, _ = margins_direct(model, tid, witness.b, u, seq)
         rows.append({"x": list(seq), "task_margin": _fr(star), "head_margin": _fr(head),
                      "F_star": int(star >= 0), "F": int(head >= 0)})
+    cert["sequences"] = rows
+    return cert
+
+
+def _array(a):
+    """Nested lists of rational strings from an object array."""
+    import numpy as np
+
+    a = np.asarray(a, dtype=object)
+    return _fr(a[()]) if a.ndim == 0 else [_array(v) for v in a]
+
+
+def _memory_certificate(data: dict, details: dict, model) -> dict:
+    """Theorems 4.3 / 4.6 / C.6: the instance, the attention witness with its ``H*``, and the
+    listed sequences with ``x in R``, the positions ``Z``, both margins and the attended set,
+    recomputed here the direct way (:func:`~headprompt.verify.theorems.memory.check.decide_direct`)."""
+    from ..theorems.memory.check import decide_direct
+
+    tid = data["theorem"]
+    if data["verdict"] == "assumptions-fail":
+        raise InputError("--certificate: a failed non-degeneracy assumption's evidence is not a Motzkin "
+                         "certificate, so there is nothing the checker can re-derive")
+    witness, H_star = details["witness"], [int(h) for h in details["H_star"]]
+    cert = {"format": "headprompt-certificate", "version": 1, "theorem": tid, "verdict": data["verdict"],
+            "instance": {"kind": "memory-hmm", "cells": model.cells, "memory_values": model.memory_values,
+                         "syntax_states": model.syntax_states, "target_cell": model.target_cell,
+                         "A": _array(model.A), "W": _array(model.W), "pi0": _array(model.pi0),
+                         "pM": _array(model.pM), "mu": _array(model.mu)},
+            "witness": {"q": _array(witness.q), "Theta_K": _array(witness.Theta_K), "beta": _array(witness.beta),
+                        "Theta_V": _array(witness.Theta_V), "b": _array(witness.b),
+                        "u": None if witness.u is None else _array(witness.u), "H_star": H_star},
+            "covers": "listed"}
+    sequences = [tuple(s) for s in details.get("sequences", [])]
+    listed = sequences[:MAX_LISTED]
+    if data["verdict"] == "refuted":
+        listed = [tuple(data["counterexample"]["sequence"])]
+    cert["sequences_checked_by_verify"] = len(sequences)
+    rows = []
+    for seq in listed:
+        d = decide_direct(model, witness, H_star, seq)
+        row = {"x": list(seq), "in_R": bool(d.possible and d.Z), "Z": list(d.Z)}
+        if row["in_R"]:
+            row.update({"task_margin": _fr(d.task_margin), "head_output": _fr(d.head_margin),
+                        "attended": list(d.attended), "F_star": d.expected, "F": d.got})
+        rows.append(row)
     cert["sequences"] = rows
     return cert
 

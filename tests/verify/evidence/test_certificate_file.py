@@ -155,10 +155,11 @@ def test_refuted_certificate_lists_the_disagreement(tmp_path, certs):
         certcheck.check(cert)
 
 
-def test_memory_theorem_certificate_is_refused_before_work(tmp_path):
-    with pytest.raises(InputError, match="--certificate"):
-        headprompt.check(None, "4.3", certificate=str(tmp_path / "x.json"))
-    assert not (tmp_path / "x.json").exists()
+def test_a_multiclass_or_float_certificate_is_refused_before_work(tmp_path):
+    for options in ({"classes": 3}, {"mode": "float"}):
+        with pytest.raises(InputError, match="--certificate"):
+            headprompt.check(None, "4.3", certificate=str(tmp_path / "x.json"), **options)
+        assert not (tmp_path / "x.json").exists()
 
 
 def test_cli_exit_codes(tmp_path, certs):
