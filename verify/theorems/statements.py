@@ -11,6 +11,7 @@ whose conclusion is checked by the named run; no separate result).
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from fractions import Fraction
 from typing import Callable
 
@@ -24,7 +25,7 @@ from .requests import TheoremRequest
 
 __all__ = ["STATEMENTS", "run_statements", "path_joint", "check_lemma_b1", "check_prop_c8",
            "check_claim_c15", "small_instance",
-           "memory_path_joint", "check_lemma_c7"]
+           "memory_path_joint", "check_lemma_c7", "check_prop_c11", "check_claim_c14", "paper_prompt"]
 
 THEOREM_RUN = {"samples": 100, "length": 4}
 SIZES = {"3.3": {"hidden": 3, "vocab": 3}, "3.6": {"hidden": 4, "vocab": 3}}
@@ -74,14 +75,18 @@ def check_lemma_b1(hmm: HMM, u, sequences, *, fake=None) -> tuple[bool, str]:
     return True, f"equal on {len(sequences)} sequences"
 
 
-def memory_path_joint(mhmm, weights) -> Fraction:
+def memory_path_joint(mhmm, weights, *, by_config: bool = False):
     """``sum_m pM[m] sum_paths pi0[h_0] prod_j A[h_j, h_{j-1}] w_j(m, h_j)`` straight from the
     memory HMM's definition (Section 4): ``weights[j-1]`` is ``("token", z)`` (weight
     ``W[z, m_{cell(h)}, h]``) or ``("lifted", v)`` (weight ``v[c |H| + h]`` over the lifted
-    states, ``c`` the configuration's index). Cost ``|M|^N |H|^(T+1)``: tiny instances only."""
+    states, ``c`` the configuration's index). With ``by_config`` the list of the per-configuration
+    sums (lexicographic ``m_1..m_N``) instead of the total. Cost ``|M|^N |H|^(T+1)``: tiny
+    instances only."""
     n, S = mhmm.num_states, mhmm.syntax_states
     total = Fraction(0)
+    parts = []
     for c, ms in enumerate(itertools.product(range(mhmm.memory_values), repeat=mhmm.cells)):
+        parts.append(total)
         if mhmm.pM[c] == 0:
             continue
         for path in itertools.product(range(n), repeat=len(weights) + 1):
@@ -93,7 +98,70 @@ def memory_path_joint(mhmm, weights) -> Fraction:
                 if p == 0:
                     break
             total += p
+    if by_config:                      # parts[c] is the running total before configuration c
+        return [b - a for a, b in zip(parts, parts[1:] + [total])]
     return total
+
+
+def paper_prompt(mhmm) -> list[Fraction]:
+    """The prompt of eq. (C.6) over the lifted states: ``u[(m_1..m_N, h)] = 1(mu[m_j*] != 0)``."""
+    n, j = mhmm.num_states, mhmm.target_cell
+    configs = itertools.product(range(mhmm.memory_values), repeat=mhmm.cells)
+    return [Fraction(int(mhmm.mu[ms[j]] != 0)) for ms in configs for _ in range(n)]
+
+
+def check_prop_c11(mhmm, u, sequences) -> tuple[bool, str]:
+    """Proposition C.11: with the prompt ``u`` as the first input, for every later position
+    ``i`` with ``Pr(Xhat_-i = xhat_-i) > 0``, ``supp(P[M_j* | Xhat_-i = xhat_-i]) ⊆ supp(mu)``
+    (brute-force sums over memories and hidden paths, position ``i`` left free). A prompt that
+    is not zero off ``supp(mu)`` can break it, and this check then says where."""
+    ones = [Fraction(1)] * (len(mhmm.pM) * mhmm.num_states)
+    support = {m for m in range(mhmm.memory_values) if mhmm.mu[m] != 0}
+    configs = list(itertools.product(range(mhmm.memory_values), repeat=mhmm.cells))
+    seen = 0
+    for seq in sequences:
+        for i in range(1, len(seq) + 1):
+            weights = [("lifted", list(u))] + [("token", z) for z in seq]
+            weights[i] = ("lifted", ones)
+            parts = memory_path_joint(mhmm, weights, by_config=True)
+            if sum(parts) == 0:
+                continue
+            seen += 1
+            found = {configs[c][mhmm.target_cell] for c, p in enumerate(parts) if p}
+            if not found <= support:
+                return False, (f"x = {list(seq)}, position {i}: P[M_j* | Xhat_-i] puts mass on memory "
+                               f"values {sorted(found - support)} outside supp(mu) = {sorted(support)}")
+    if not seen:
+        return False, "no position with Pr(Xhat_-i) > 0 among the sequences given"
+    return True, f"supports inside supp(mu) = {sorted(support)} at {seen} (sequence, position) pairs"
+
+
+def check_claim_c14(mhmm, u, sequences) -> tuple[bool, str]:
+    """Claim C.14: for ``xhat = (z~, x)`` with ``Pr(Xhat = xhat) > 0``,
+    ``mu . P[M_j* | Xhat = xhat] = mu . P[M_j* | X = x] / Pr(Xhat_1 = z~ | Xhat_{2:} = x)``, each
+    side from brute-force sums over memories and hidden paths (the prompt position free for the
+    denominator; ``X = x`` on the chain without a prompt). It rests on stationarity
+    (Proposition C.8) and on ``u`` being 1 on ``supp(mu)``: a scaled prompt breaks it."""
+    ones = [Fraction(1)] * (len(mhmm.pM) * mhmm.num_states)
+    configs = list(itertools.product(range(mhmm.memory_values), repeat=mhmm.cells))
+    task = [Fraction(mhmm.mu[ms[mhmm.target_cell]]) for ms in configs]
+    seen = 0
+    for seq in sequences:
+        tokens = [("token", z) for z in seq]
+        hat = memory_path_joint(mhmm, [("lifted", list(u))] + tokens, by_config=True)
+        if sum(hat) == 0:
+            continue
+        seen += 1
+        rest = memory_path_joint(mhmm, [("lifted", ones)] + tokens)          # Pr(Xhat_{2:} = x)
+        plain = memory_path_joint(mhmm, tokens, by_config=True)
+        lhs = sum(t * p for t, p in zip(task, hat)) / sum(hat) * (sum(hat) / rest)
+        rhs = sum(t * p for t, p in zip(task, plain)) / sum(plain)
+        if lhs != rhs:
+            return False, (f"x = {list(seq)}: mu . P[M_j* | Xhat] Pr(z~ | Xhat_2:) = {lhs} but "
+                           f"mu . P[M_j* | X = x] = {rhs}")
+    if not seen:
+        return False, "no sequence with Pr(Xhat = xhat) > 0 among those given"
+    return True, f"equal on {seen} sequences with Pr(xhat) > 0"
 
 
 def check_lemma_c7(mhmm, u, sequences, *, fake=None) -> tuple[bool, str]:
@@ -218,6 +286,25 @@ def _c8():
     return check_prop_c8(_stationary(small_instance(1)), _words(2, 2))
 
 
+def _support_instance():
+    """A stationary one-cell memory HMM with |M| = 3 and supp(mu) a proper subset of M (so the
+    prompt of eq. (C.6) is zero somewhere): the generated Theorem 4.6 instance with mu's last
+    entry set to 0."""
+    r = run_theorem(TheoremRequest.from_options("4.6", hidden=2, memory=3, cells=1, samples=1, length=1))
+    m = r.details["model"]
+    return replace(m, mu=np.array([m.mu[0], m.mu[1], Fraction(0)], dtype=object))
+
+
+def _c11():
+    m = _support_instance()
+    return check_prop_c11(m, paper_prompt(m), _words(m.num_tokens, 2))
+
+
+def _c14():
+    m = _support_instance()
+    return check_claim_c14(m, paper_prompt(m), _words(m.num_tokens, 2))
+
+
 def _c15():
     hmm, u = _impossible_instance()
     return check_claim_c15(hmm, [Fraction(v) for v in u], _words(2, 3))
@@ -258,10 +345,10 @@ STATEMENTS: list[tuple[str, str, Callable | None]] = [
     ("Proposition C.8", PATHS + ": stationary start, shift invariance (per memory configuration)", _c8),
     ("Lemma C.9", *_ind("verify theorem 4.6 / C.6")),
     ("Claim C.10", *_ind("verify theorem 4.6 / C.6")),
-    ("Proposition C.11", *_ind("verify theorem 4.6 / C.6 (supports under the prompt)")),
+    ("Proposition C.11", PATHS + ": supports of P[M_j* | Xhat_-i] under the prompt (C.6), inside supp(mu)", _c11),
     ("Claim C.12", *_ind("verify theorem 4.6 / C.6")),
     ("Lemma C.13", *_ind("verify theorem 4.6 / C.6")),
-    ("Claim C.14", *_ind("verify theorem 4.6 / C.6")),
+    ("Claim C.14", PATHS + ": mu . P[M_j* | Xhat] = mu . P[M_j* | X] / Pr(z~ | rest), stationary start", _c14),
     ("Claim C.15", PATHS + " (vanilla form): impossible x gives zero posterior and Gbar", _c15),
 ]
 """``(name, how it is checked, check)``; ``check()`` returns ``(holds, detail)``, None for indirect."""

@@ -71,7 +71,8 @@ def test_cli_json_lists_and_runs(capsys):
     assert main(["statements", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     rows = {r["statement"]: r for r in data["statements"]}
-    assert rows["Lemma B.1"]["result"] == "holds" and rows["Claim C.14"]["result"] == "indirect"
+    assert rows["Lemma B.1"]["result"] == "holds" and rows["Claim C.14"]["result"] == "holds"
+    assert rows["Proposition C.11"]["result"] == "holds" and rows["Lemma C.9"]["result"] == "indirect"
     assert data["failed"] == []
 
 
@@ -92,3 +93,33 @@ def test_memory_path_joint_matches_the_oracle():
     for seq in [(0,), (2, 5)]:
         want = sum(p for _, p in memory_joint(m, list(seq)))
         assert st.memory_path_joint(m, [("token", z) for z in seq]) == want
+        per = st.memory_path_joint(m, [("token", z) for z in seq], by_config=True)
+        assert per == [p for _, p in memory_joint(m, list(seq))]
+
+
+def test_prop_c11_holds_with_the_papers_prompt_and_fails_with_one_that_is_not_zero_off_supp_mu():
+    m = st._support_instance()
+    support = {k for k in range(m.memory_values) if m.mu[k] != 0}
+    assert support and support != set(range(m.memory_values))
+    u = st.paper_prompt(m)
+    assert set(u) == {0, 1}
+    ok, why = st.check_prop_c11(m, u, _words(m.num_tokens, 2))
+    assert ok, why
+    ok, why = st.check_prop_c11(m, [Fraction(1)] * len(u), _words(m.num_tokens, 2))
+    assert not ok and "outside supp(mu)" in why
+
+
+def test_claim_c14_holds_and_fails_without_its_premises():
+    import numpy as np
+    from dataclasses import replace
+
+    m = st._support_instance()
+    u = st.paper_prompt(m)
+    words = _words(m.num_tokens, 2)
+    ok, why = st.check_claim_c14(m, u, words)
+    assert ok, why
+    ok, why = st.check_claim_c14(m, [v / 2 for v in u], words)           # u not 1 on supp(mu)
+    assert not ok and "mu . P[M_j* | X = x]" in why
+    skew = replace(m, pi0=np.array([Fraction(1)] + [Fraction(0)] * (m.num_states - 1), dtype=object))
+    ok, why = st.check_claim_c14(skew, st.paper_prompt(skew), words)     # no stationary start
+    assert not ok
