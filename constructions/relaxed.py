@@ -26,6 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..models.hmm.task import is_multiclass
 from ..models.hmm.values import HMM, MemoryHMM
 from ..models.inference.exact import prior_h1, transition_apply
 from ..models.hmm.linalg import from_fmpq_mat, pivot_columns, to_fmpq_mat
@@ -74,8 +75,17 @@ def _pinv_diag(values) -> list[Fraction]:
     return [Fraction(0) if v == 0 else 1 / Fraction(v) for v in values]
 
 
+def _rows(mu) -> list:
+    """The rows of a ``k``-row task, or ``[mu]``."""
+    return list(mu) if is_multiclass(mu) else [mu]
+
+
 def relaxed_33_witness(hmm: HMM) -> LinearHeadWitness:
-    """Theorem 3.3's head ``b = mu^T D^+ W^+`` (module docstring)."""
+    """Theorem 3.3's head ``b = mu^T D^+ W^+`` (module docstring); a ``k``-row task gets one
+    head row per class."""
+    if is_multiclass(hmm.mu):
+        heads = [relaxed_33_witness(hmm.with_task(row)) for row in hmm.mu]
+        return LinearHeadWitness(b=np.array([w.b for w in heads], dtype=object), cites=heads[0].cites)
     p0, p1 = hmm.pi0, prior_h1(hmm)
     d_plus = [Fraction(0) if p1[h] == 0 else Fraction(p0[h]) / p1[h] for h in range(hmm.num_states)]
     coeff = np.array([hmm.mu[h] * d_plus[h] for h in range(hmm.num_states)], dtype=object)
@@ -91,7 +101,7 @@ def covering_set(hmm: HMM) -> tuple[int, ...]:
     """A smallest ``B`` whose one-step reach covers ``supp(mu)`` (ignoring independence), the
     first in lexicographic order; all states when none covers it."""
     n = hmm.num_states
-    target = {h for h in range(n) if hmm.mu[h] != 0}
+    target = {h for row in _rows(hmm.mu) for h in range(n) if row[h] != 0}     # every class's support
     if not target:
         return ()
     for k in range(1, n + 1):
@@ -101,10 +111,16 @@ def covering_set(hmm: HMM) -> tuple[int, ...]:
     return tuple(range(n))
 
 
-def relaxed_36_witness(hmm: HMM) -> PromptWitness:
-    """Theorem 3.6's prompt and head with pseudo-inverses (module docstring)."""
-    sets = find_essential_sets(hmm)
-    B = tuple(sets.B) if sets.found else covering_set(hmm)
+def relaxed_36_witness(hmm: HMM, B=None) -> PromptWitness:
+    """Theorem 3.6's prompt and head with pseudo-inverses (module docstring); a ``k``-row task
+    gets one prompt ``u = 1_B`` (``B`` covers every row) and one head row per class."""
+    if B is None:
+        sets = find_essential_sets(hmm)
+        B = tuple(sets.B) if sets.found else covering_set(hmm)
+    if is_multiclass(hmm.mu):
+        heads = [relaxed_36_witness(hmm.with_task(row), B) for row in hmm.mu]
+        return PromptWitness(u=heads[0].u, b=np.array([w.b for w in heads], dtype=object),
+                             H_star=heads[0].H_star, B=tuple(B), cites=heads[0].cites)
     n = hmm.num_states
     u = np.array([Fraction(1) if h in B else Fraction(0) for h in range(n)], dtype=object)
     p0, p1 = hmm.pi0, prior_h1(hmm)
@@ -129,7 +145,8 @@ def relaxed_memory_witness(mhmm: MemoryHMM, theorem: str):
 
     mu = mhmm.mu
     prompt = theorem != "4.3"
-    M_rec = tuple(range(mhmm.memory_values)) if not prompt else tuple(m for m in range(mhmm.memory_values) if mu[m] != 0)
+    M_rec = tuple(range(mhmm.memory_values)) if not prompt else tuple(
+        m for m in range(mhmm.memory_values) if any(row[m] != 0 for row in _rows(mu)))
     S_star = [0]
     U_labels, rest = relevant_columns(mhmm, S_star, None if not prompt else M_rec)
     V = np.stack([mhmm.W[:, m, h] for m, h in rest], axis=1) if rest else np.empty((mhmm.num_tokens, 0), dtype=object)
@@ -149,10 +166,14 @@ def relaxed_memory_witness(mhmm: MemoryHMM, theorem: str):
     Theta_V = np.full((M * n, X), Fraction(0), dtype=object)
     for r, m in enumerate(M_rec):
         Theta_V[column_index(mhmm, m, h_star)] = small[r]
-    b = np.array([Fraction(0)] * (M * n), dtype=object)
-    for s in range(mhmm.syntax_states):
-        for m in range(M):
-            b[column_index(mhmm, m, j_star * mhmm.syntax_states + s)] = Fraction(mu[m])
+    heads = []
+    for row in _rows(mu):                        # k classes: one head row per class
+        b = np.array([Fraction(0)] * (M * n), dtype=object)
+        for s in range(mhmm.syntax_states):
+            for m in range(M):
+                b[column_index(mhmm, m, j_star * mhmm.syntax_states + s)] = Fraction(row[m])
+        heads.append(b)
+    b = np.array(heads, dtype=object) if is_multiclass(mu) else heads[0]
     notes = ("the paper's recipe without its non-degeneracy assumption: " + RECIPES[theorem],)
     if not prompt:
         beta = np.full((1, n + 1), Fraction(0), dtype=object)

@@ -29,6 +29,7 @@ float64.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Iterable
 
@@ -221,20 +222,23 @@ def hmms(*, num_states: int | st.SearchStrategy | None = None,
 
 @st.composite
 def _with_classes(draw, base, classes, keep_support: bool):
-    """``base``'s HMM with a ``k``-row task: row 0 is its ``mu``, rows ``1..k-1`` are integers
+    """``base``'s model with a ``k``-row task: row 0 is its ``mu``, rows ``1..k-1`` are integers
     in -3..3 on ``supp(mu)`` (``keep_support``: a theorem family's assumptions read it) or on
-    every state."""
-    hmm = draw(base)
+    every entry (states of an HMM, memory values of a memory HMM)."""
+    model = draw(base)
     k = _draw(draw, classes, lambda v: _check_int("classes", v, 2, 8))
-    mu = np.asarray(hmm.mu)
-    support = ([h for h in range(hmm.num_states) if mu[h] != 0] if keep_support
-               else list(range(hmm.num_states)))
+    mu = np.asarray(model.mu)
+    size = len(mu)
+    support = [h for h in range(size) if mu[h] != 0] if keep_support else list(range(size))
     rows = [list(mu)]
     for _ in range(k - 1):
-        row = [Fraction(draw(st.integers(-3, 3))) if h in support else Fraction(0) for h in range(hmm.num_states)]
-        rows.append(row)
+        rows.append([Fraction(draw(st.integers(-3, 3))) if h in support else Fraction(0) for h in range(size)])
     M = np.array(rows, dtype=object)
-    return hmm.with_task(M if hmm.exact else M.astype(float))
+    if not model.exact:
+        M = M.astype(float)
+    if isinstance(model, MemoryHMM):
+        return replace(model, mu=M)
+    return model.with_task(M)
 
 
 @st.composite
@@ -358,15 +362,22 @@ def _family_memory(draw, theorem, cells, memory_values, syntax_states, num_token
 
 
 def theorem_instances(theorem: str, *, violate: str | None = None, max_hidden: int = 4,
-                      max_vocab: int = 3, exact: bool = True, max_weight: int = 4) -> st.SearchStrategy:
+                      max_vocab: int = 3, exact: bool = True, max_weight: int = 4,
+                      classes: int | None = None) -> st.SearchStrategy:
     """Instances of the theorem's model kind that satisfy all its assumptions (or all but
     ``violate``, which fails) by construction, with sizes bounded by ``max_hidden`` (hidden
     states; memory HMMs: syntax states) and ``max_vocab`` (tokens; memory HMMs get at least the
-    tokens their recoverable block needs). Used by ``verify explore``.
+    tokens their recoverable block needs). ``classes = k`` (2..8) adds ``k - 1`` task rows on
+    ``supp(mu)`` (so assumptions that read ``supp(mu)`` are unchanged). Used by ``verify explore``.
 
     Raises:
         InvalidArgument: an unknown theorem or assumption, or bounds below 1.
     """
+    if classes is not None:
+        _check_int("classes", classes, 2, 8)
+        return _with_classes(theorem_instances(theorem, violate=violate, max_hidden=max_hidden,
+                                               max_vocab=max_vocab, exact=exact, max_weight=max_weight),
+                             classes, True)
     _check_int("max_hidden", max_hidden, 1, MAX_SIZE)
     _check_int("max_vocab", max_vocab, 1, MAX_SIZE)
     if theorem in _VANILLA:

@@ -43,6 +43,9 @@ def add_parser(sub) -> None:
                    help="largest |X| of vanilla instances (memory instances get what their blocks need) (default 3)")
     p.add_argument("--max-length", type=ascii_int, default=3, metavar="T",
                    help="check every sequence of length 1..T (fewer when there would be more than 400) (default 3)")
+    p.add_argument("--classes", type=ascii_int, default=None, metavar="K",
+                   help="draw tasks with K classes (2..8; K - 1 extra rows of mu on supp(mu)); the "
+                        "statement-level certificates are binary, so only the construction is searched")
     p.add_argument("--out", metavar="FILE", default=None, help="save the minimal counterexample (instance + witness)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
@@ -50,7 +53,8 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     request = ExploreRequest(theorem=args.id, drop=args.drop, examples=args.examples, seed=args.seed,
-                             max_hidden=args.max_hidden, max_vocab=args.max_vocab, max_length=args.max_length)
+                             max_hidden=args.max_hidden, max_vocab=args.max_vocab, max_length=args.max_length,
+                             classes=args.classes)
     bar = None
     progress = on_phase = None
     if not args.json and sys.stderr.isatty():
@@ -89,6 +93,8 @@ def render(data: dict) -> None:
     tid, drop = data["theorem"], data["dropped"]
     what = f"instances violating {drop} and keeping the other assumptions" if drop else \
         "instances satisfying every assumption by construction"
+    if data.get("classes"):
+        what += f", tasks with {data['classes']} classes"
     out.print(f"[bold]explore Theorem {tid}[/bold]: {what} (exact; |H| <= {data['bounds']['max_hidden']}, "
               f"sequences of length <= {data['bounds']['max_length']})")
     for s in data["searched"]:
@@ -99,7 +105,7 @@ def render(data: dict) -> None:
                   "construction only)")
     if not data["found"]:
         out.print(f"[green]nothing found[/green] in {data['drawn']} examples; F* labels over the sequences that "
-                  f"count on 20 of them: {data['labels']}" + ("  [vacuous: one label never occurs]" if data["vacuous"] else ""))
+                  f"count on 20 of them: {data['labels']}" + ("  [vacuous: fewer than two labels occur]" if data["vacuous"] else ""))
         out.print(f"time: {data['seconds']:.1f} s")
         return
     ce = data["counterexample"]
@@ -126,7 +132,7 @@ def render(data: dict) -> None:
                   + (" (the search above drew its instances with sequences of length <= "
                      f"{data['bounds']['max_length']} only)" if replay["found"] else ""))
     if ce["labels"] and min(ce["labels"].values()) == 0:
-        out.print(f"  note: F* labels on the checked sequences {ce['labels']}: one label never occurs (vacuous for it)")
+        out.print(f"  note: F* labels on the checked sequences {ce['labels']}: a label never occurs (vacuous for it)")
     if "saved" in data:
         out.print(f"saved to {data['saved']}; replay: verify theorem {tid} --hmm {data['saved']} "
                   f"(the construction's witness: add --witness {data['saved']})")

@@ -39,6 +39,7 @@ from ...constructions.relaxed import (RECIPES, relaxed_33_witness, relaxed_36_wi
 from ...constructions.vanilla import ConstructionError
 from ...models.exceptions import InputError, InternalError
 from ...models.hmm.values import HMM, MemoryHMM
+from ...models.hmm.task import is_multiclass, num_classes
 from ...models.hmm.files import instance_to_dict
 from ...models.hmm.rational import format_array
 
@@ -68,6 +69,7 @@ class ExploreRequest:
     max_hidden: int = 4
     max_vocab: int = 3
     max_length: int = 3
+    classes: int | None = None
     shrink_seconds: float = 30.0
 
     def __post_init__(self) -> None:
@@ -81,6 +83,9 @@ class ExploreRequest:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise InputError(f"--{name.replace('_', '-')} {v!r}: expected an integer in {lo}..{hi}")
+        if self.classes is not None and (isinstance(self.classes, bool) or not isinstance(self.classes, int)
+                                         or not 2 <= self.classes <= 8):
+            raise InputError(f"--classes {self.classes!r}: expected an integer in 2..8")
         if self.drop is not None and self.max_hidden < 2:
             raise InputError(f"--max-hidden {self.max_hidden}: breaking an assumption needs at least 2 states")
         if not spec.memory and self.max_vocab < 2:
@@ -112,15 +117,27 @@ class ExploreResult:
     def to_dict(self) -> dict:
         r = self.request
         out = {"theorem": r.theorem, "dropped": r.drop, "examples": r.examples, "found": self.found,
+               **({"classes": r.classes} if r.classes else {}),
                "drawn": self.drawn, "rejected": 0, "by_construction": True, "seed": r.seed,
                "bounds": {"max_hidden": r.max_hidden, "max_vocab": r.max_vocab, "max_length": r.max_length},
                "searched": self.searched, "certified": True, "mode": "exact",
-               "labels": dict(self.labels), "vacuous": min(self.labels.values()) == 0,
+               "labels": dict(self.labels), "vacuous": _vacuous(self.labels),
                "counterexample": self.counterexample, "seconds": round(self.seconds, 3)}
         return out
 
 
 # ---------------------------------------------------------------- one instance
+
+def _empty_labels(model) -> dict:
+    """``{"0": 0, "1": 0}``, or one count per class of a ``k``-row task."""
+    return {str(c): 0 for c in range(num_classes(model.mu) if model is not None and model.mu is not None else 2)}
+
+
+def _vacuous(labels: dict) -> bool:
+    """Binary: one label never occurs. ``k`` classes: fewer than two classes occur (a constant
+    ``F*`` is fitted by a constant head)."""
+    return sum(v > 0 for v in labels.values()) < 2
+
 
 def _sequences(model, max_length: int) -> list[tuple[int, ...]]:
     from .sequences import exhaustive
@@ -177,7 +194,7 @@ def construction_check(model, theorem: str, sequences, *, relaxed_ok: bool = Tru
     "disagreement"}`` where ``disagreement`` is None or ``{"sequence", "expected", "got"}``.
     """
     witness, H_star, how = build_witness(model, theorem, relaxed_ok=relaxed_ok)
-    labels = {"0": 0, "1": 0}
+    labels = _empty_labels(model)
     if isinstance(model, MemoryHMM):
         from ..theorems.memory.check import check_sequences
 
@@ -243,7 +260,7 @@ def evaluate(model, theorem: str, drop: str | None, max_length: int, *, want: st
         if chk["disagreement"] is None:
             return None
         return {"kind": "construction", "evidence": _construction_evidence(chk, theorem)}
-    if want in ("statement", "any") and theorem in STATEMENT_EVIDENCE:
+    if want in ("statement", "any") and theorem in STATEMENT_EVIDENCE and not is_multiclass(model.mu):
         first = None
         if theorem == "3.6":
             first = tuple(relaxed_36_witness(model).B)
@@ -253,7 +270,7 @@ def evaluate(model, theorem: str, drop: str | None, max_length: int, *, want: st
     if want in ("construction", "any"):
         chk = construction_check(model, theorem, seqs)
         # a disagreement on a task with both labels: a constant F* would be fitted by a constant head
-        if chk["disagreement"] is not None and min(chk["labels"].values()) > 0:
+        if chk["disagreement"] is not None and not _vacuous(chk["labels"]):
             return {"kind": "construction", "evidence": _construction_evidence(chk, theorem)}
     return None
 
@@ -274,7 +291,7 @@ def _strategy(request: ExploreRequest):
     from ...models.generate.strategies import theorem_instances
 
     return theorem_instances(request.theorem, violate=request.drop, max_hidden=request.max_hidden,
-                             max_vocab=request.max_vocab)
+                             max_vocab=request.max_vocab, classes=request.classes)
 
 
 def _search(request: ExploreRequest, want: str, progress: Callable | None, state: dict):
@@ -317,7 +334,7 @@ def _count_labels(request: ExploreRequest, progress_total: int) -> dict:
     (the honest-verdict ``labels`` of a run that found nothing)."""
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
-    labels = {"0": 0, "1": 0}
+    labels = {str(c): 0 for c in range(request.classes or 2)}
 
     @seed(request.seed)
     @settings(database=None, max_examples=min(20, request.examples), deadline=None,
@@ -340,8 +357,8 @@ def explore(request: ExploreRequest, *, progress: Callable | None = None,
     """Run the search (statement-level evidence first where it exists, then the construction),
     shrink a hit and re-evaluate it on the minimal instance."""
     start = time.perf_counter()
-    wants = ["any"] if request.drop is None else (
-        (["statement"] if request.theorem in STATEMENT_EVIDENCE else []) + ["construction"])
+    statement = request.theorem in STATEMENT_EVIDENCE and not request.classes    # certificates are binary
+    wants = ["any"] if request.drop is None else ((["statement"] if statement else []) + ["construction"])
     drawn, searched = 0, []
     for want in wants:
         if on_phase is not None:
@@ -365,14 +382,14 @@ def explore(request: ExploreRequest, *, progress: Callable | None = None,
         evidence = hit["evidence"]
         if hit["kind"] == "statement" and chk is not None:
             evidence = {**evidence, "construction": _construction_summary(chk)}
-        labels = chk["labels"] if chk is not None else {"0": 0, "1": 0}
+        labels = chk["labels"] if chk is not None else _empty_labels(model)
         witness = None
         if chk is not None:
             witness = chk["witness"].as_dict()
             if chk["H_star"] is not None:
                 witness["H_star"] = list(chk["H_star"])
         assumptions = check_assumptions(model, request.theorem)
-        if hit["kind"] == "construction" and request.drop is not None and request.theorem in STATEMENT_EVIDENCE:
+        if hit["kind"] == "construction" and request.drop is not None and statement:
             replay = replay_statement_evidence(model, request.theorem)
             if replay is not None:
                 evidence = {**evidence, "statement_on_replay": replay}

@@ -121,6 +121,29 @@ def test_instances_meet_their_assumptions_by_construction(tid, violate):
     check()
 
 
+@pytest.mark.parametrize("tid, violate", [("3.6", None), ("3.6", "3.5"), ("4.3", None), ("C.6", "C.5")])
+def test_theorem_instances_with_classes_keep_the_assumptions_and_the_support(tid, violate):
+    """``classes=k``: a k-row task whose extra rows live on supp(mu) of the drawn instance, so
+    the assumptions (some read supp(mu)) are what the family promises, checked by the oracle on
+    the binary first row."""
+    from dataclasses import replace
+
+    expected = {a: a != violate for a in THEOREM_ASSUMPTIONS[tid]}
+
+    @settings(max_examples=8, deadline=None, database=None)
+    @given(theorem_instances(tid, violate=violate, classes=3))
+    def check(model):
+        mu = np.asarray(model.mu)
+        assert mu.shape[0] == 3
+        first = set(np.flatnonzero(mu[0] != 0))
+        assert all(set(np.flatnonzero(row != 0)) <= first for row in mu[1:])
+        assert {a: r["holds"] for a, r in check_assumptions(model, tid).items()} == expected
+        binary = model.with_task(mu[0]) if isinstance(model, HMM) else replace(model, mu=mu[0])
+        assert {a: _oracle_holds(binary, a) for a in expected} == expected
+
+    check()
+
+
 def test_interesting_regimes_are_drawn_and_shrink():
     # prompt tuning with more hidden states than tokens (Assumption 3.5 without 3.1)
     wide = find(hmms(theorem="3.6"), lambda h: h.num_states > h.num_tokens)

@@ -237,3 +237,46 @@ def test_a_search_reading_never_claims_more_than_an_exhaustive_replay_confirms(t
     else:
         assert "disagrees with F*" in search["interpretation"] and verdict == "refuted"
         assert "sufficient, not necessary" not in search["interpretation"]
+
+
+def _argmax_last(scores):
+    """The class with the largest score, ties to the largest index (the contract's rule)."""
+    top = max(scores)
+    return max(c for c, s in enumerate(scores) if s == top)
+
+
+@pytest.mark.parametrize("tid, drop", [("3.3", "3.1"), ("3.6", "3.5")])
+def test_explore_with_classes_finds_a_multiclass_counterexample_that_path_sums_confirm(capsys, tmp_path, tid, drop):
+    out = tmp_path / "cx.json"
+    code, res, _ = run_json(capsys, ["explore", tid, "--drop", drop, "--classes", "3", "--examples", "40",
+                                     "--out", str(out)])
+    assert code == 1 and res["found"] and res["classes"] == 3
+    assert res["counterexample"]["kind"] == "construction"       # certificates are binary: not searched
+    assert [s["looked_for"] for s in res["searched"]] == ["construction"]
+    assert set(res["counterexample"]["labels"]) == {"0", "1", "2"}
+    hmm = load_instance(out)
+    assert np.asarray(hmm.mu).shape == (3, hmm.num_states)
+    code, wit, _ = run_json(capsys, ["theorem", tid, "--hmm", str(out), "--witness", str(out),
+                                     "--exhaustive", "--length", "3"])
+    assert code == 1 and wit["verdict"] == "refuted"
+    seq = wit["counterexample"]["sequence"]
+    w = json.loads(out.read_text())["witness"]
+    b = [[Fraction(v) for v in row] for row in w["b"]]
+    post = oracle.path_posterior(hmm, seq, 0)
+    filler = [Fraction(1)] * hmm.num_states
+    emb = [list(hmm.W[z]) for z in seq]
+    g = (oracle.path_gbar(hmm.A, hmm.W, hmm.pi0, [filler] + emb, 0) if tid == "3.3" else
+         oracle.path_gbar(hmm.A, hmm.W, hmm.pi0, [[Fraction(v) for v in w["u"]], filler] + emb, 1))
+    f_star = _argmax_last([sum(m * p for m, p in zip(row, post)) for row in hmm.mu])
+    f = _argmax_last([sum(x * y for x, y in zip(row, g)) for row in b])
+    assert f_star != f                                           # the disagreement is real
+
+
+def test_explore_with_classes_finds_nothing_when_the_assumptions_hold(capsys):
+    code, res, _ = run_json(capsys, ["explore", "3.6", "--classes", "3", "--examples", "20"])
+    assert code == 0 and not res["found"] and set(res["labels"]) == {"0", "1", "2"}
+    assert sum(v > 0 for v in res["labels"].values()) >= 2 and res["vacuous"] is False
+    code, res, _ = run_json(capsys, ["explore", "4.3", "--classes", "3", "--examples", "5", "--max-length", "2"])
+    assert code == 0 and not res["found"]
+    assert main(["explore", "3.6", "--classes", "9"]) == 2
+    assert "--classes 9" in capsys.readouterr().err
