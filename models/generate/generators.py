@@ -384,8 +384,13 @@ def prompt_friendly_hmm(num_states: int, num_tokens: int = 10, *, rng: np.random
         if h in B:
             continue
         support = {int(nxt[h])} | ({h} if h == loop else set())
-        extra = [g for g in rng.permutation(num_states) if g not in support]
-        support |= set(int(g) for g in extra[: max(0, column_support - len(support))])
+        need, extra = max(0, column_support - len(support)), []
+        for g in rng.permutation(num_states).tolist():        # the first `need` states not in support
+            if len(extra) >= need:
+                break
+            if g not in support:
+                extra.append(g)
+        support |= set(extra)
         A[sorted(support), h] = rng.dirichlet(np.ones(len(support)))
     A = _round(A, max_denominator)
     H_sorted = sorted(H_star)

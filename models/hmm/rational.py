@@ -8,6 +8,7 @@ decimals (``0.1`` is ``1/10``) and strings ``"p/q"`` as rationals (SPEC section 
 from __future__ import annotations
 
 import math
+import operator
 import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -26,6 +27,7 @@ __all__ = ["to_fraction", "fraction_array", "format_fraction", "format_array",
 # around the slash), which no other tool reads as these numbers.
 _DECIMAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _RATIO_TEXT = re.compile(r"[+-]?[0-9]+/[+-]?[0-9]+")
+_DENOMINATOR = operator.attrgetter("denominator")
 
 
 def ascii_number_text(text: str, *, name: str = "value") -> str:
@@ -150,8 +152,11 @@ def common_denominator(values: Any) -> int:
     >>> common_denominator([Fraction(1, 4), Fraction(1, 6), 3])
     12
     """
-    dens = {v.denominator if isinstance(v, Fraction) else Fraction(v).denominator
-            for v in np.asarray(values, dtype=object).flat}
+    flat = np.asarray(values, dtype=object).ravel().tolist()
+    if set(map(type, flat)) <= {Fraction}:          # the common case: one attribute read each
+        dens = set(map(_DENOMINATOR, flat))
+    else:
+        dens = {v.denominator if isinstance(v, Fraction) else Fraction(v).denominator for v in flat}
     return math.lcm(*dens) if dens else 1
 
 
@@ -187,6 +192,15 @@ def round_to_denominator(probs: np.ndarray, max_denominator: int, *, axis: int =
         raise InputError("round_to_denominator: entries must be finite and nonnegative")
     moved = np.moveaxis(probs, axis, -1)
     out = np.empty(moved.shape, dtype=object)
+    # every entry is c / D for a count 0 <= c <= D: one Fraction per distinct count, shared
+    # (Fractions are immutable), instead of one normalising construction per entry
+    units: dict[int, Fraction] = {}
+
+    def unit(c: int) -> Fraction:
+        u = units.get(c)
+        if u is None:
+            u = units[c] = Fraction(c, max_denominator)
+        return u
     for idx in np.ndindex(moved.shape[:-1]):
         p = moved[idx]
         total = p.sum()
@@ -202,5 +216,5 @@ def round_to_denominator(probs: np.ndarray, max_denominator: int, *, axis: int =
             j = int(np.argmax(np.where(counts > 1, counts, 0) if diff < 0 else counts))
             step = max(diff, 1 - counts[j]) if diff < 0 else diff
             counts[j] += step
-        out[idx] = [Fraction(int(c), max_denominator) for c in counts]
+        out[idx] = [units[c] if c in units else unit(c) for c in counts.tolist()]
     return np.moveaxis(out, -1, axis)

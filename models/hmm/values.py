@@ -10,11 +10,20 @@ reported conversion of a learned model).
 Both types are values: ``==`` compares the kind (exact or float), the sizes and every entry
 (exactly, for exact models) and never raises; equal models hash alike. Derived objects (the
 lifted chain, integer message-passing matrices) are memoised per model through :meth:`memo`.
+
+A model holds private read-only copies of its arrays. Arrays given by a user are copied and
+checked in full (shapes, signs, finite entries, columns summing to 1, exactly in exact mode);
+arrays taken from another model (:meth:`HMM.with_task`, ``dataclasses.replace``) are the same
+read-only objects, already checked, so they are kept as they are and only what is new is
+checked. Each array's float64 form is computed once and shared by the models holding it.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+import operator
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -53,10 +62,101 @@ def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
     return arr
 
 
-def _freeze(arr: np.ndarray) -> np.ndarray:
-    arr = np.array(arr, copy=True)
+class _Owned:
+    """What this module knows about an array it froze itself (a private, read-only copy held by
+    a model): whether it passed the probability checks (nonnegative, columns along axis 0 sum
+    to 1; exactly for an object array, within ``FLOAT_TOLERANCE`` for a float one; both are
+    facts about the entries, which cannot change) and its float64 form once computed."""
+
+    __slots__ = ("ref", "checked", "floats")
+
+    def __init__(self, ref: weakref.ref) -> None:
+        self.ref, self.checked, self.floats = ref, False, None
+
+
+# id(array) -> record, for the read-only arrays the models of this module own. A model built
+# from arrays of another model (``with_task``, ``dataclasses.replace``, ``with_stationary_start``)
+# keeps those arrays, neither copied nor checked again; any other array (a user's, even a
+# read-only one) is copied and checked in full. The entry goes when its array does.
+_OWNED: dict[int, _Owned] = {}
+
+
+def _owned(arr: Any) -> _Owned | None:
+    """The record of ``arr`` when it is an array a model of this module owns (still read-only)."""
+    rec = _OWNED.get(id(arr))
+    if rec is None or rec.ref() is not arr or arr.flags.writeable:
+        return None
+    return rec
+
+
+def _register(arr: np.ndarray) -> np.ndarray:
+    """Make ``arr`` (a fresh array nobody else holds) read-only and record it as owned."""
     arr.setflags(write=False)
+    key = id(arr)
+
+    def forget(ref: weakref.ref, key: int = key, owned: dict = _OWNED) -> None:
+        rec = owned.get(key)       # (the table itself is bound here: it outlives module teardown)
+        if rec is not None and rec.ref is ref:
+            del owned[key]
+
+    _OWNED[key] = _Owned(weakref.ref(arr, forget))
     return arr
+
+
+def _own(arr: np.ndarray) -> np.ndarray:
+    """``arr`` itself when a model already owns it, else a frozen private copy (recorded)."""
+    return arr if _owned(arr) is not None else _register(np.array(arr, copy=True))
+
+
+def _float_form(arr: np.ndarray | None) -> np.ndarray | None:
+    """The float64 form of an owned array (each entry rounded once, as ``astype(float)``),
+    computed once per array and shared by every model holding it."""
+    if arr is None:
+        return None
+    rec = _owned(arr)
+    if rec is not None and rec.floats is not None:
+        return rec.floats
+    out = _register(_to_float64(arr))
+    if rec is not None:
+        rec.floats = out
+    return out
+
+
+_NUMERATOR = operator.attrgetter("numerator")
+_DENOMINATOR = operator.attrgetter("denominator")
+
+
+def _rational_parts(arr: np.ndarray) -> tuple[list, list, bool] | None:
+    """Numerators and denominators of an object array's entries (C order), and whether every
+    entry is a Fraction, when every entry is a Fraction or an int (not a bool); else None (the
+    caller takes the general path)."""
+    if arr.dtype != object:
+        return None
+    flat = arr.ravel().tolist()
+    types = set(map(type, flat))
+    if not types <= _RATIONALS:
+        return None
+    return list(map(_NUMERATOR, flat)), list(map(_DENOMINATOR, flat)), types <= _FRACTIONS
+
+
+_RATIONALS = frozenset({Fraction, int})
+_FRACTIONS = frozenset({Fraction})
+
+
+def _floats_of(shape: tuple[int, ...], parts: tuple[list, list, bool] | None) -> np.ndarray | None:
+    """The float64 array of Fractions given by their ``parts``: each the numerator divided by
+    the denominator in integer true division (correctly rounded), which is exactly what
+    ``float(Fraction)`` and so ``astype(float)`` compute; None unless all entries are Fractions."""
+    if parts is None or not parts[2]:
+        return None
+    nums, dens, _ = parts
+    return np.fromiter(map(operator.truediv, nums, dens), dtype=float, count=len(nums)).reshape(shape)
+
+
+def _to_float64(arr: np.ndarray) -> np.ndarray:
+    """``arr.astype(float)``, the same numbers, without a ``Fraction.__float__`` call per entry."""
+    out = _floats_of(arr.shape, _rational_parts(arr))
+    return arr.astype(float) if out is None else out
 
 
 def _check_shape(arr: np.ndarray, shape: tuple[int, ...], name: str, what: str) -> None:
@@ -75,7 +175,16 @@ def _check_task_shape(mu: np.ndarray, n: int, what: str) -> None:
     _check_shape(mu, (n,), "mu", what)
 
 
-def _check_nonnegative(arr: np.ndarray, name: str) -> None:
+_UNSET: Any = object()
+
+
+def _check_nonnegative(arr: np.ndarray, name: str, parts: Any = _UNSET) -> None:
+    """No negative entry (the first one in C order is named). ``parts``: the array's
+    :func:`_rational_parts`, when the caller has them."""
+    if parts is _UNSET:
+        parts = _rational_parts(arr)
+    if parts is not None and (not parts[0] or min(parts[0]) >= 0):   # denominators are positive
+        return
     neg = np.argwhere(arr < 0)
     if len(neg):
         idx = tuple(int(i) for i in neg[0])
@@ -83,9 +192,40 @@ def _check_nonnegative(arr: np.ndarray, name: str) -> None:
                               "probability")
 
 
-def _check_stochastic(arr: np.ndarray, name: str, exact: bool) -> None:
+_MAX_COMMON_DENOMINATOR_BITS = 4096
+
+
+def _exact_column_sums(arr: np.ndarray, parts: tuple[list, list, bool] | None) -> np.ndarray | None:
+    """``arr.sum(axis=0)`` for an array of Fractions and ints, as Fractions of equal value,
+    through integer numerators over one common denominator (far fewer operations than adding
+    Fractions); None when the entries are of other types or the denominators have no small
+    common multiple (then the caller adds the entries themselves)."""
+    if parts is None or arr.ndim == 0 or arr.shape[0] == 0 or arr.size == 0:
+        return None
+    nums, dens, _ = parts
+    distinct = set(dens)
+    common = 1
+    for d in distinct:
+        common = math.lcm(common, d)
+        if common.bit_length() > _MAX_COMMON_DENOMINATOR_BITS:
+            return None
+    if len(distinct) > 1:
+        scale = {d: common // d for d in distinct}
+        nums = list(map(operator.mul, nums, map(scale.__getitem__, dens)))
+    totals = np.array(nums, dtype=object).reshape(arr.shape).sum(axis=0)
+    out = np.empty(arr.shape[1:], dtype=object)
+    for idx in np.ndindex(out.shape):
+        out[idx] = Fraction(int(totals[idx] if idx else totals), common)
+    return out
+
+
+def _check_stochastic(arr: np.ndarray, name: str, exact: bool, parts: Any = _UNSET) -> None:
     """Columns along axis 0 must sum to 1 (exactly in exact mode)."""
-    sums = np.asarray(arr.sum(axis=0), dtype=arr.dtype)
+    if exact and parts is _UNSET:
+        parts = _rational_parts(arr)
+    sums = _exact_column_sums(arr, parts) if exact else None
+    if sums is None:
+        sums = np.asarray(arr.sum(axis=0), dtype=arr.dtype)
     for idx in np.ndindex(sums.shape):
         s = sums[idx]
         ok = (s == 1) if exact else abs(float(s) - 1.0) <= FLOAT_TOLERANCE
@@ -94,6 +234,44 @@ def _check_stochastic(arr: np.ndarray, name: str, exact: bool) -> None:
             shown = str(s) if exact else repr(float(s))
             raise ValidationError(f"{name}: {where} sums to {shown}, expected exactly 1"
                                   + ("" if exact else f" (within {FLOAT_TOLERANCE})"))
+
+
+def _check_distributions(model: Any, names: tuple[str, ...], exact: bool) -> dict[str, np.ndarray]:
+    """Nonnegative entries and columns summing to 1 for each named array of ``model``, except
+    arrays another model of this module already owns and checked (the same object, read-only:
+    a derived model, e.g. :meth:`HMM.with_task`); user arrays are always checked in full.
+
+    Returns the float64 forms that came for free with the exact checks (by name)."""
+    floats = {}
+    for name in names:
+        arr = getattr(model, name)
+        rec = _owned(arr)
+        if rec is not None and rec.checked:
+            continue
+        parts = _rational_parts(arr) if exact else None
+        _check_nonnegative(arr, name, parts)
+        _check_stochastic(arr, name, exact, parts)
+        as_float = _floats_of(arr.shape, parts)
+        if as_float is not None:
+            floats[name] = as_float
+    return floats
+
+
+def _own_fields(model: Any, names: tuple[str, ...], checked: tuple[str, ...],
+                floats: dict[str, np.ndarray]) -> None:
+    """Replace each named (non-None) array of ``model`` by an owned, read-only array (the same
+    object when already owned), record those in ``checked`` as checked distributions and keep
+    the float forms ``floats`` computed on the way."""
+    for name in names:
+        arr = getattr(model, name)
+        if arr is not None:
+            arr = _own(arr)
+            object.__setattr__(model, name, arr)
+            rec = _OWNED[id(arr)]
+            if name in checked:
+                rec.checked = True
+            if name in floats and rec.floats is None:
+                rec.floats = _register(floats[name])
 
 
 def _decimal_array(arr: np.ndarray, name: str) -> np.ndarray:
@@ -223,7 +401,7 @@ class HMM(_Sizes):
             (ties to the largest class; :mod:`headprompt.models.hmm.task`).
 
     Construct with :meth:`create` from nested lists; the dataclass constructor expects arrays
-    already of one kind and validates them.
+    already of one kind and validates them (arrays of another model are kept, not checked again).
 
     Raises:
         ValidationError: wrong shapes, negative or non-finite entries, non-stochastic columns,
@@ -259,13 +437,8 @@ class HMM(_Sizes):
         _check_shape(self.pi0, (n,), "pi0", "one probability per hidden state")
         if self.mu is not None:
             _check_task_shape(self.mu, n, "one weight per hidden state")
-        exact = self.exact
-        for name in ("A", "W", "pi0"):
-            _check_nonnegative(getattr(self, name), name)
-            _check_stochastic(getattr(self, name), name, exact)
-        for name in ("A", "W", "pi0", "mu"):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, _freeze(getattr(self, name)))
+        floats = _check_distributions(self, ("A", "W", "pi0"), self.exact)
+        _own_fields(self, ("A", "W", "pi0", "mu"), checked=("A", "W", "pi0"), floats=floats)
 
     def _value_fields(self) -> tuple:
         return (self.A, self.W, self.pi0, self.mu)
@@ -296,16 +469,29 @@ class HMM(_Sizes):
 
         return to_hmmlearn(self, **kwargs)
 
+    # memo keys whose objects depend on A, W and pi0 only (never on mu): a model with another
+    # task on the same arrays starts with them (models.hmm.integer: "integer", "prior_h1";
+    # models.inference.floats: "float_arrays"; models.inference.bounds: "bound_chain")
+    _TASK_FREE_MEMOS = ("integer", "prior_h1", "float_arrays", "bound_chain")
+
     def with_task(self, mu: Any) -> "HMM":
-        """The same HMM with task weights ``mu``."""
-        return HMM(self.A, self.W, self.pi0, as_array(mu, exact=self.exact, name="mu"))
+        """The same HMM with task weights ``mu``: ``mu`` is read and checked (its kind, shape
+        and, exact, that every entry is an exact rational); ``A``, ``W`` and ``pi0`` are the
+        same (already checked, read-only) arrays, and objects derived from them alone (the
+        integer form, float arrays) are shared with this model."""
+        derived = HMM(self.A, self.W, self.pi0, as_array(mu, exact=self.exact, name="mu"))
+        for key in self._TASK_FREE_MEMOS:
+            if key in self._cache:
+                derived._cache.setdefault(key, self._cache[key])
+        return derived
 
     def to_float(self) -> "HMM":
-        """The float64 form (a no-op for a float HMM)."""
+        """The float64 form (a no-op for a float HMM); built once per model, and each array's
+        float form is shared with the models holding the same array (e.g. after
+        :meth:`with_task`)."""
         if not self.exact:
             return self
-        conv = lambda a: None if a is None else a.astype(float)  # noqa: E731
-        return HMM(conv(self.A), conv(self.W), conv(self.pi0), conv(self.mu))
+        return self.memo("to_float", lambda: HMM(*(_float_form(a) for a in self._value_fields())))
 
     def to_exact(self) -> "HMM":
         """The exact form: each float read as the decimal it prints as (``0.1`` is ``1/10``, as
@@ -411,13 +597,9 @@ class MemoryHMM(_Sizes):
             _check_task_shape(self.mu, self.memory_values, "one weight per memory value")
         if not 0 <= self.target_cell < self.cells:
             raise ValidationError(f"target_cell: expected 0..{self.cells - 1}, found {self.target_cell}")
-        exact = self.exact
-        for name in ("A", "W", "pi0", "pM"):
-            _check_nonnegative(getattr(self, name), name)
-            _check_stochastic(getattr(self, name), name, exact)
-        for name in ("A", "W", "pi0", "pM", "mu", "pM_cells"):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, _freeze(getattr(self, name)))
+        floats = _check_distributions(self, ("A", "W", "pi0", "pM"), self.exact)
+        _own_fields(self, ("A", "W", "pi0", "pM", "mu", "pM_cells"), checked=("A", "W", "pi0", "pM"),
+                    floats=floats)
 
     def _value_fields(self) -> tuple:
         return (self.cells, self.memory_values, self.syntax_states, self.A, self.W, self.pi0, self.pM,
@@ -455,11 +637,14 @@ class MemoryHMM(_Sizes):
         return HMM(A, W, pi0)
 
     def to_float(self) -> "MemoryHMM":
+        """The float64 form (a no-op for a float model), built once per model; array float forms
+        are shared as in :meth:`HMM.to_float`."""
         if not self.exact:
             return self
-        conv = lambda a: None if a is None else a.astype(float)  # noqa: E731
-        return MemoryHMM(self.cells, self.memory_values, self.syntax_states, conv(self.A), conv(self.W),
-                         conv(self.pi0), conv(self.pM), conv(self.mu), self.target_cell, conv(self.pM_cells))
+        conv = _float_form
+        return self.memo("to_float", lambda: MemoryHMM(
+            self.cells, self.memory_values, self.syntax_states, conv(self.A), conv(self.W), conv(self.pi0),
+            conv(self.pM), conv(self.mu), self.target_cell, conv(self.pM_cells)))
 
     def to_exact(self) -> "MemoryHMM":
         """The exact form, each float read as the decimal it prints as (see :meth:`HMM.to_exact`).
