@@ -132,22 +132,45 @@ MAX_TOKENS = 20_000_000
 MAX_FLOAT_ENTRIES = 50_000_000
 """Float memory checks hold ``[sequences, length, lifted states]`` arrays (8 bytes each)."""
 
-# Seconds per unit of work, calibrated on this project's 2-core CI machine (2026-11-25, default
+# Seconds per unit of work, calibrated on this project's 2-core machine, idle (2026-11-25, default
 # sizes: vanilla |H| = 10..200, memory 9 and 54 lifted states, lengths 8..32; measured and
 # estimated times agree within 2x there). Exact vanilla checks cost about |sequences| x length
-# x states^2 x (1 + length/64) big-integer operations (backward messages whose integers grow
+# x states^2 x (1 + length/16) big-integer operations (backward messages whose integers grow
 # with the length); exact memory checks add a per-position cost (membership in R and the
 # attention head in Fractions). Certified mode decides in float with proven error bounds (exact
 # only near ties): vanilla per states^2, memory per lifted state (its kernels are per-position
-# bound evaluations). The adversarial search of vanilla checks costs about 600 |X| |H| length
-# float operations. Every run also pays about half a second of fixed work (assumptions,
-# witness, identity, near-tie search, cross-checks).
-_EXACT_RATE = {"hmm": 1.5e-8, "memory-hmm": 3e-8}
-_EXACT_PER_POSITION = {"hmm": 0.0, "memory-hmm": 1e-4}
-_ADVERSARIAL_RATE = 5e-8
-_FLOAT_RATE = 1e-9          # vanilla: per sequence, position and states^2 (certified and float kernels)
-_FLOAT_RATE_MEMORY = 5e-7   # memory: per sequence, position and lifted state
-_FIXED_SECONDS = 0.5
+# bound evaluations); a sparse A (the float kernel's sparse path) costs its nonzeros, not
+# |H|^2. The adversarial search is :func:`_adversarial_seconds`. Every run also pays about
+# a fifth of a second of fixed work (witness, identity, near-tie search, cross-checks), and vanilla runs
+# about 1e-5 |H|^2 s more (building the instance, assumption checks, robustness).
+_EXACT_RATE = {"hmm": 4e-9, "memory-hmm": 1.2e-8}
+_EXACT_PER_POSITION = {"hmm": 0.0, "memory-hmm": 4e-5}
+_FLOAT_RATE = 3e-10          # vanilla: per sequence, position and states^2 (certified and float kernels)
+_FLOAT_RATE_MEMORY = 2e-7   # memory: per sequence, position and lifted state
+_FIXED_SECONDS = 0.2
+_PER_STATE2 = 1e-5          # vanilla: building, assumption checks and robustness grow with |H|^2
+
+
+def _float_units(model, states: int) -> float:
+    """Work per sequence position of the vanilla float kernel: ``|H|^2`` for a dense ``A``, or
+    its nonzeros plus ``|H|`` where the kernel multiplies by a sparse ``A``
+    (:data:`~headprompt.models.inference.floats.SPARSE_MIN_STATES` states or more, density at
+    most ``SPARSE_MAX_DENSITY``)."""
+    import numpy as np
+
+    from ...models.inference.floats import SPARSE_MAX_DENSITY, SPARSE_MIN_STATES
+
+    A = getattr(model, "A", None)
+    if A is None or states < SPARSE_MIN_STATES:
+        return float(states * states)
+    nnz = int(np.count_nonzero(model.to_float().A if getattr(model, "exact", False) else np.asarray(A, dtype=float)))
+    return float(nnz + states) if nnz <= SPARSE_MAX_DENSITY * states * states else float(states * states)
+
+
+def _adversarial_seconds(tokens: int, states: int, length: int) -> float:
+    """The float adversarial search: 3 sweeps over the positions of 200 sequences, each a few
+    products of ``2 x 200`` rows by ``|H| x |H|`` and ``|H| x |X|``, plus Python overhead."""
+    return 3 * length * (1e-3 + 200 * (2 * states * states + 2 * states * tokens) * 1e-10)
 
 AUTO_EXACT_SECONDS = 2.0
 """Without ``--mode``, a run whose exact estimate is at most this stays exact (no float touches
@@ -164,7 +187,7 @@ def exact_seconds(sequences: int, length: int, states: int, *, memory: bool = Fa
     """The estimated time of exact checks of ``sequences`` sequences of ``length`` tokens."""
     kind = "memory-hmm" if memory else "hmm"
     return sequences * length * (_EXACT_PER_POSITION[kind]
-                                 + _EXACT_RATE[kind] * states * states * (1 + length / 64))
+                                 + _EXACT_RATE[kind] * states * states * (1 + length / 16))
 
 
 def float_seconds(sequences: int, length: int, states: int, *, memory: bool = False) -> float:
@@ -273,10 +296,13 @@ def check_work(args, model) -> tuple[str, str | None]:
         raise LimitError(f"{what} on a lifted chain of {states} states needs {count * length * states} float "
                          f"entries; the limit is {MAX_FLOAT_ENTRIES} (use {how})")
     base = _FIXED_SECONDS
-    if not exhaustive and not memory:
-        base += _ADVERSARIAL_RATE * 600 * X * states * length
+    if not memory:
+        base += _PER_STATE2 * states * states
+        if not exhaustive:
+            base += _adversarial_seconds(X, states, length)
     exact_total = base + exact_seconds(count, length, states, memory=memory)
-    float_total = base + float_seconds(count, length, states, memory=memory)
+    float_total = base + (float_seconds(count, length, states, memory=True) if memory else
+                          _FLOAT_RATE * count * length * _float_units(model, states) * (1 + length / 64))
     note = None
     if mode is None:                  # the faster proof: certified decides in float with proven bounds
         faster = float_total < exact_total and float_total <= MAX_SECONDS and exact_total > AUTO_EXACT_SECONDS

@@ -181,7 +181,7 @@ THEOREM_FLAG_CASES = [
     (["theorem", "3.6", "--length", "4096"], ["sampled tokens", "limit is 20000000"]),
     (["theorem", "3.6", "--samples", "1000000", "--length", "32"], ["32000000 sampled tokens"]),
     (["theorem", "3.6", "--length", "4000", "--samples", "1000"], ["minutes (estimate)", "limit is 10 minutes"]),
-    (["theorem", "3.6", "--length", "200", "--samples", "90000", "--mode", "exact"],
+    (["theorem", "3.6", "--length", "256", "--samples", "78000", "--mode", "exact"],
      ["minutes (estimate)", "limit is 10 minutes", "--mode certified"]),
     (["theorem", "4.3", "--exhaustive", "--length", "12"], ["--exhaustive --length 12", "limit is 10 minutes"]),
     (["theorem", "3.6", "--exhaustive", "--length", "9"], ["--exhaustive --length 9"]),
