@@ -79,6 +79,7 @@ def _parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=2, help="thread limit for BLAS/OpenMP/torch/XLA")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--length", type=int, default=T, metavar="T", help=f"tokens per sequence (default {T}, the paper's)")
     p.add_argument("--seed", type=int, default=0, help="seed of the run order and the models")
     p.add_argument("--quick", action="store_true", help="2 small sizes, 1 repeat (smoke test)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -137,6 +138,8 @@ def main() -> int:
     from headprompt.models.inference import floats as iff
 
     skip = {s for s in args.skip.split(",") if s}
+    global T
+    T = args.length
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
     repeat = 1 if args.quick else args.repeat
     versions = {"numpy": np.__version__}
