@@ -137,7 +137,8 @@ def find_essential_sets(hmm: HMM, *, max_nodes: int = 200_000, improve_nodes: in
     target = sorted(_task_support(mu))
     columns = ColumnIndependence(hmm.W)
     rank_W = columns.rank()
-    supports = [_support(hmm.A[:, h]) for h in range(n)]
+    mask = hmm.transition_support()
+    supports = [frozenset(np.flatnonzero(mask[:, h]).tolist()) for h in range(n)]
     independent_cache: dict[frozenset, bool] = {frozenset(): True}
 
     def independent(states: frozenset) -> bool:

@@ -474,6 +474,21 @@ class HMM(_Sizes):
     # models.inference.floats: "float_arrays"; models.inference.bounds: "bound_chain")
     _TASK_FREE_MEMOS = ("integer", "prior_h1", "float_arrays", "bound_chain")
 
+    def transition_support(self) -> np.ndarray:
+        """The boolean ``|H| x |H|`` mask ``A != 0``, decided exactly (memoised): from the
+        shared float form (a nonzero float is a nonzero rational) with the float zeros of an
+        exact model re-checked exactly (a rational can round to 0.0)."""
+        def build() -> np.ndarray:
+            floats = np.asarray(self.to_float().A, dtype=float) if self.exact else np.asarray(self.A, dtype=float)
+            mask = floats != 0
+            if self.exact:
+                hidden = np.asarray(self.A, dtype=object)[~mask] != 0      # exact tests, float zeros only
+                if hidden.any():
+                    mask[~mask] = hidden.astype(bool)
+            mask.setflags(write=False)
+            return mask
+        return self.memo("transition_support", build)
+
     def with_task(self, mu: Any) -> "HMM":
         """The same HMM with task weights ``mu``: ``mu`` is read and checked (its kind, shape
         and, exact, that every entry is an exact rational); ``A``, ``W`` and ``pi0`` are the

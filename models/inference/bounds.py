@@ -224,7 +224,24 @@ def bound_chain(hmm: HMM) -> BoundChain:
     return hmm.memo("bound_chain", lambda: _build_bound_chain(hmm))
 
 
+def _normal_from_float_form(values, arr: np.ndarray) -> bool:
+    """Whether every nonzero entry of the exact ``values`` rounds to a normal float, given
+    ``arr``, their correctly rounded float64 form: the nonzero floats must be finite and normal,
+    and no exact nonzero may have rounded to 0 (checked on the float zeros only)."""
+    mags = np.abs(arr[arr != 0])
+    if not (np.all(np.isfinite(arr)) and np.all(mags >= SMALLEST_NORMAL)):
+        return False
+    hidden = np.asarray(values, dtype=object)[arr == 0]
+    return not any(v != 0 for v in hidden.tolist())
+
+
 def _build_bound_chain(hmm: HMM) -> BoundChain:
+    if hmm.exact:                 # the model's shared float form: each entry rounded once, as float(v)
+        f = hmm.to_float()
+        arrays = [np.asarray(f.A, dtype=float), np.asarray(f.W, dtype=float), np.asarray(f.pi0, dtype=float)]
+        ok = all(_normal_from_float_form(v, a) for v, a in zip((hmm.A, hmm.W, hmm.pi0), arrays))
+        A, W, pi0 = arrays
+        return _make_chain(np.ascontiguousarray(A), pi0, W, ok)
     A, okA = _to_normal_floats(hmm.A)
     W, okW = _to_normal_floats(hmm.W)
     pi0, okp = _to_normal_floats(hmm.pi0)

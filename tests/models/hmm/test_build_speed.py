@@ -376,3 +376,35 @@ def test_generated_instances_are_those_drawn_before(seed, hidden, vocab, column_
     assert sorted(int(support[h]) for h in others) == sorted([max(1, k)] * (len(others) - 1) + [max(2, k)])
     assert sum(hmm.A[h, h] != 0 for h in others) >= 1
     assert set().union(*(np.flatnonzero(hmm.A[:, b]).tolist() for b in B)) == set(H_star)
+
+
+# ---- supports and the float image of the bound chain, decided exactly -----------------------
+
+def _tiny_instance():
+    """An exact HMM with a transition of 10^-400, which rounds to 0.0 in float64."""
+    tiny = Fr(1, 10 ** 400)
+    return HMM.create([[1 - tiny, Fr(1, 2)], [tiny, Fr(1, 2)]], [[Fr(1, 3), Fr(1, 2)], [Fr(2, 3), Fr(1, 2)]],
+                      [Fr(1, 2), Fr(1, 2)])
+
+
+def test_transition_support_is_exact_even_where_the_float_is_zero():
+    from headprompt.models.generate.generators import prompt_friendly_hmm
+
+    h = _tiny_instance()
+    assert float(h.A[1, 0]) == 0.0 and h.transition_support().tolist() == [[True, True], [True, True]]
+    g, _ = prompt_friendly_hmm(40, 5, rng=np.random.default_rng(3))
+    want = [[g.A[r, c] != 0 for c in range(40)] for r in range(40)]          # plain exact comparisons
+    assert g.transition_support().tolist() == want
+
+
+def test_bound_chain_from_the_shared_float_form_equals_the_entrywise_path():
+    from headprompt.models.generate.generators import prompt_friendly_hmm
+    from headprompt.models.inference import bounds
+
+    for h in (prompt_friendly_hmm(30, 4, rng=np.random.default_rng(5))[0], _tiny_instance()):
+        chain = bounds._build_bound_chain(h)
+        for name in ("A", "W", "pi0"):
+            ref, ok = bounds._to_normal_floats(getattr(h, name))
+            assert np.array_equal(np.asarray(getattr(h.to_float(), name), dtype=float), ref)
+            assert bounds._normal_from_float_form(getattr(h, name), ref) == ok
+    assert not bounds._normal_from_float_form(_tiny_instance().A, np.asarray(_tiny_instance().to_float().A, dtype=float))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from collections import deque
 
+import numpy as np
+
 from ....models.hmm.linalg import nullspace_vector, rank
 from ....constructions.vanilla import find_essential_sets
 from ....models.exceptions import ConstructionError, LimitError
@@ -66,7 +68,8 @@ def support_graph_period(adjacency: list[list[int]]) -> int:
 def check_32(hmm: HMM) -> dict:
     """Assumption 3.2: the chain is ergodic (irreducible and aperiodic) and ``P[H_0] > 0``."""
     n = hmm.num_states
-    adjacency = [[g for g in range(n) if hmm.A[g, h] != 0] for h in range(n)]   # h -> g
+    support = hmm.transition_support()
+    adjacency = [np.flatnonzero(support[:, h]).tolist() for h in range(n)]   # h -> g
     for h in range(n):
         missing = sorted(set(range(n)) - reachable(adjacency, h))
         if missing:
