@@ -313,6 +313,7 @@ def _c15():
 SYMB = "symbolic (sympy, |H| = |X| = T = 2)"
 EXACT = "exact on instances (verify theorem)"
 PATHS = "path sums (brute force vs message passing, exact)"
+SUMS = "path sums (brute force over memories and hidden paths, exact)"
 
 
 def _ind(where: str):
@@ -345,10 +346,10 @@ STATEMENTS: list[tuple[str, str, Callable | None]] = [
     ("Proposition C.8", PATHS + ": stationary start, shift invariance (per memory configuration)", _c8),
     ("Lemma C.9", *_ind("verify theorem 4.6 / C.6")),
     ("Claim C.10", *_ind("verify theorem 4.6 / C.6")),
-    ("Proposition C.11", PATHS + ": supports of P[M_j* | Xhat_-i] under the prompt (C.6), inside supp(mu)", _c11),
+    ("Proposition C.11", SUMS + ": supports of P[M_j* | Xhat_-i] under the prompt (C.6), inside supp(mu)", _c11),
     ("Claim C.12", *_ind("verify theorem 4.6 / C.6")),
     ("Lemma C.13", *_ind("verify theorem 4.6 / C.6")),
-    ("Claim C.14", PATHS + ": mu . P[M_j* | Xhat] = mu . P[M_j* | X] / Pr(z~ | rest), stationary start", _c14),
+    ("Claim C.14", SUMS + ": mu . P[M_j* | Xhat] = mu . P[M_j* | X] / Pr(z~ | rest), stationary start", _c14),
     ("Claim C.15", PATHS + " (vanilla form): impossible x gives zero posterior and Gbar", _c15),
 ]
 """``(name, how it is checked, check)``; ``check()`` returns ``(holds, detail)``, None for indirect."""
