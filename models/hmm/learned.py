@@ -32,7 +32,7 @@ from ..exceptions import InputError
 from .limits import FLOAT_TOLERANCE
 
 __all__ = ["initial_from_start", "closest_initial", "stationary_law", "start_to_initial", "StartLawWarning",
-           "START_READINGS", "hmmlearn_arrays", "to_hmmlearn"]
+           "START_READINGS", "hmmlearn_arrays", "to_hmmlearn", "dynamax_arrays", "to_dynamax"]
 
 START_READINGS = ("h1", "h0", "stationary")
 
@@ -181,8 +181,13 @@ def hmmlearn_arrays(model: Any, *, pi0: Any = None, start: str = "h1") -> tuple[
         emission = np.asarray(model.emissionprob_, dtype=float)
     except AttributeError as exc:
         raise InputError(f"from_hmmlearn: expected a fitted hmmlearn CategoricalHMM ({exc})") from None
-    A = transmat.T                                            # (|H|, |H|) column-stochastic
-    W = emission.T                                            # (|X|, |H|)
+    return _from_start_law(start_law, transmat.T, emission.T, pi0=pi0, start=start, name="startprob_")
+
+
+def _from_start_law(start_law: np.ndarray, A: np.ndarray, W: np.ndarray, *, pi0: Any, start: str,
+                    name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(A, W, pi0)`` with ``pi0`` read from a library's law of the first emitting state (our
+    ``P[H_1]``) as ``start`` says, or checked against it when given (hmmlearn and dynamax)."""
     if start not in START_READINGS:
         raise InputError(f"start: expected one of {', '.join(map(repr, START_READINGS))}, found {start!r}")
     if pi0 is None:
@@ -192,9 +197,49 @@ def hmmlearn_arrays(model: Any, *, pi0: Any = None, start: str = "h1") -> tuple[
     else:
         pi0 = np.asarray(pi0, dtype=float)
         if pi0.shape != start_law.shape or np.max(np.abs(A @ pi0 - start_law)) > FLOAT_TOLERANCE:
-            raise InputError("pi0: A pi0 differs from the model's startprob_ (hmmlearn's start law is our "
-                             "P[H_1] = A pi0)")
+            raise InputError(f"pi0: A pi0 differs from the model's {name} (the library's first state is "
+                             f"our H_1, so {name} is P[H_1] = A pi0)")
     return A, W, pi0
+
+
+def dynamax_arrays(params: Any, *, pi0: Any = None, start: str = "h1") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(A, W, pi0)`` (float64) of dynamax ``CategoricalHMM`` parameters with one emission
+    dimension: ``initial.probs`` is the law of the first emitting state (our ``P[H_1]``, read as
+    ``start`` like hmmlearn's ``startprob_``), ``transitions.transition_matrix`` is
+    row-stochastic (``A`` is its transpose) and ``emissions.probs`` is ``(|H|, 1, |X|)``.
+
+    Raises:
+        InputError: parameters of another shape or kind, an unknown ``start``, or a given
+            ``pi0`` that contradicts ``initial.probs``.
+    """
+    try:
+        start_law = np.asarray(params.initial.probs, dtype=float)
+        transmat = np.asarray(params.transitions.transition_matrix, dtype=float)
+        emission = np.asarray(params.emissions.probs, dtype=float)
+    except AttributeError as exc:
+        raise InputError(f"from_dynamax: expected the parameters of a dynamax CategoricalHMM ({exc})") from None
+    if emission.ndim != 3 or emission.shape[1] != 1:
+        raise InputError(f"from_dynamax: emissions.probs has shape {emission.shape}; one emission dimension "
+                         "(|H|, 1, |X|) is a token sequence, other shapes are not")
+    return _from_start_law(start_law, transmat.T, emission[:, 0, :].T, pi0=pi0, start=start, name="initial.probs")
+
+
+def to_dynamax(hmm: Any) -> tuple[Any, Any]:
+    """``(model, params)``: a dynamax ``CategoricalHMM(|H|, 1, |X|)`` and its parameters with
+    the same law of ``H_1..H_T, X_1..X_T`` (``initial_probs = A pi0``, ``transition_matrix =
+    A.T``, ``emission_probs = W.T`` as ``(|H|, 1, |X|)``), float64 when jax has x64 enabled.
+    Needs dynamax (an optional dependency)."""
+    try:
+        import jax.numpy as jnp
+        from dynamax.hidden_markov_model import CategoricalHMM
+    except ImportError as exc:
+        raise InputError(f"to_dynamax: dynamax is not installed ({exc}); pip install dynamax") from None
+    f = hmm.to_float()
+    model = CategoricalHMM(f.num_states, 1, f.num_tokens)
+    params, _ = model.initialize(initial_probs=jnp.asarray(f.hidden_marginal_1()),
+                                 transition_matrix=jnp.asarray(f.A.T),
+                                 emission_probs=jnp.asarray(f.W.T)[:, None, :])
+    return model, params
 
 
 def to_hmmlearn(hmm: Any, **kwargs: Any) -> Any:

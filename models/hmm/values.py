@@ -462,6 +462,24 @@ class HMM(_Sizes):
         A, W, pi0 = hmmlearn_arrays(model, pi0=pi0, start=start)
         return cls.create(A, W, pi0, mu, exact=False)
 
+    @classmethod
+    def from_dynamax(cls, params: Any, *, start: str = "h1", pi0: Any = None, mu: Any = None) -> "HMM":
+        """A float HMM from dynamax ``CategoricalHMM`` parameters (one emission dimension):
+        ``initial.probs`` read as ``start`` exactly like hmmlearn's ``startprob_`` (see
+        :meth:`from_hmmlearn`), ``A = transition_matrix.T``, ``W = emissions.probs[:, 0, :].T``;
+        see :func:`headprompt.models.hmm.learned.dynamax_arrays`."""
+        from .learned import dynamax_arrays
+
+        A, W, pi0 = dynamax_arrays(params, pi0=pi0, start=start)
+        return cls.create(A, W, pi0, mu, exact=False)
+
+    def to_dynamax(self) -> tuple[Any, Any]:
+        """``(model, params)`` of dynamax with the same law (optional dependency); see
+        :func:`headprompt.models.hmm.learned.to_dynamax`."""
+        from .learned import to_dynamax
+
+        return to_dynamax(self)
+
     def to_hmmlearn(self, **kwargs: Any) -> Any:
         """The ``hmmlearn.hmm.CategoricalHMM`` with ``startprob_ = A pi0``, ``transmat_ = A.T``,
         ``emissionprob_ = W.T``; see :func:`headprompt.models.hmm.learned.to_hmmlearn`."""
@@ -471,8 +489,9 @@ class HMM(_Sizes):
 
     # memo keys whose objects depend on A, W and pi0 only (never on mu): a model with another
     # task on the same arrays starts with them (models.hmm.integer: "integer", "prior_h1";
-    # models.inference.floats: "float_arrays"; models.inference.bounds: "bound_chain")
-    _TASK_FREE_MEMOS = ("integer", "prior_h1", "float_arrays", "bound_chain")
+    # models.inference.floats: "float_arrays"; models.inference.bounds: "bound_chain"; this
+    # module: "transition_support")
+    _TASK_FREE_MEMOS = ("integer", "prior_h1", "float_arrays", "bound_chain", "transition_support")
 
     def transition_support(self) -> np.ndarray:
         """The boolean ``|H| x |H|`` mask ``A != 0``, decided exactly (memoised): from the

@@ -328,3 +328,28 @@ def test_cli_rationalize(tmp_path, capsys):
     assert 0 < out["rationalized"]["posterior_change_at_most"] <= 1
     code = main(["assumptions", "3.3", "--hmm", str(path), "--rationalize", "--json"])
     assert code in (0, 3) and "rationalized" in json.loads(capsys.readouterr().out)
+
+
+def test_dynamax_round_trip_and_posteriors_agree():
+    """to_dynamax / from_dynamax keep A, W and pi0 (start law read as P[H_1]); dynamax's smoother
+    on the converted model gives our P[H_1..T | x] (to its own 1e-8 clipping, see the smoothing
+    benchmark's notes)."""
+    pytest.importorskip("dynamax")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    from headprompt.models.generate.generators import prompt_friendly_hmm
+    from headprompt.models.inference import floats
+
+    h = prompt_friendly_hmm(5, 3, rng=np.random.default_rng(2))[0].to_float()
+    model, params = h.to_dynamax()
+    back = HMM.from_dynamax(params, mu=h.mu)
+    assert np.allclose(back.A, h.A) and np.allclose(back.W, h.W) and np.allclose(back.pi0, h.pi0, atol=1e-9)
+    seq = np.array([0, 2, 1, 1, 0])
+    post = model.smoother(params, seq[:, None]).smoothed_probs
+    ours = floats.posterior_marginals(h, seq[None, :])[0]
+    assert np.allclose(np.asarray(post), ours, atol=1e-6)
+    with pytest.raises(InputError, match="initial.probs"):
+        HMM.from_dynamax(params, pi0=[1, 0, 0, 0, 0])
+    with pytest.raises(InputError, match="from_dynamax"):
+        HMM.from_dynamax(object())
