@@ -19,33 +19,12 @@ import time
 from types import SimpleNamespace
 
 from headprompt.verify.api import run_theorem
-from headprompt.verify.theorems.common import check_work
+from headprompt.verify.theorems.common import check_work, work_estimates
 from headprompt.verify.theorems.requests import TheoremRequest
 
 CASES = [("3.6", {"hidden": 25}), ("3.6", {"hidden": 50}), ("3.6", {"hidden": 100}), ("3.6", {"hidden": 200}),
          ("3.6", {"hidden": 25, "length": 32}), ("3.6", {"hidden": 1000, "vocab": 100}),
          ("4.3", {}), ("4.6", {}), ("C.6", {})]
-
-
-def _estimate(model, mode: str, base: dict) -> float:
-    """The estimate ``check_work`` makes for ``mode``, from the same helpers (it prints only
-    minutes, so the seconds are recomputed here)."""
-    import headprompt.verify.theorems.common as c
-    from headprompt.models.hmm.values import MemoryHMM
-
-    memory = isinstance(model, MemoryHMM)
-    states = model.lift().num_states if memory else model.num_states
-    X = model.num_tokens
-    length = base["length"] or 8
-    count = base["samples"] + 200 + X * X
-    total = c._FIXED_SECONDS
-    if not memory:
-        total += c._PER_STATE2 * states * states + c._adversarial_seconds(X, states, length)
-    if mode == "exact":
-        return total + c.exact_seconds(count, length, states, memory=memory)
-    if memory:
-        return total + c.float_seconds(count, length, states, memory=True)
-    return total + c._FLOAT_RATE * count * length * c._float_units(model, states) * (1 + length / 64)
 
 
 def main() -> int:
@@ -57,7 +36,9 @@ def main() -> int:
     for tid, opts in CASES:
         model = run_theorem(TheoremRequest.from_options(tid, samples=1, length=1, progress=False, **{
             k: v for k, v in opts.items() if k != "length"})).details["model"]
-        est = {m: _estimate(model, m, dict(length=opts.get("length"), samples=10_000)) for m in ("exact", "certified")}
+        length = opts.get("length") or 8
+        exact, certified = work_estimates(model, 10_000 + 200 + model.num_tokens ** 2, length, exhaustive=False)
+        est = {"exact": exact, "certified": certified}
         auto = check_work(SimpleNamespace(mode=None, length=opts.get("length"), samples=10_000, exhaustive=False), model)[0]
         row = {"theorem": tid, **opts, "auto": auto}
         for mode in ("certified", "exact"):

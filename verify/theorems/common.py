@@ -172,6 +172,7 @@ def _adversarial_seconds(tokens: int, states: int, length: int) -> float:
     products of ``2 x 200`` rows by ``|H| x |H|`` and ``|H| x |X|``, plus Python overhead."""
     return 3 * length * (1e-3 + 200 * (2 * states * states + 2 * states * tokens) * 1e-10)
 
+
 AUTO_EXACT_SECONDS = 2.0
 """Without ``--mode``, a run whose exact estimate is at most this stays exact (no float touches
 any value, at no visible cost); above it the faster proof runs: certified when its estimate is
@@ -190,12 +191,30 @@ def exact_seconds(sequences: int, length: int, states: int, *, memory: bool = Fa
                                  + _EXACT_RATE[kind] * states * states * (1 + length / 16))
 
 
-def float_seconds(sequences: int, length: int, states: int, *, memory: bool = False) -> float:
+def float_seconds(sequences: int, length: int, states: int, *, memory: bool = False, model=None) -> float:
     """The estimated time of the float kernels (certified and float modes) on ``sequences``
-    sequences of ``length`` tokens (certified adds only the exact redo of near-ties)."""
+    sequences of ``length`` tokens (certified adds only the exact redo of near-ties); a vanilla
+    ``model`` lets a sparse ``A`` count its nonzeros (:func:`_float_units`)."""
     if memory:
         return _FLOAT_RATE_MEMORY * sequences * length * states
-    return _FLOAT_RATE * sequences * length * states * states * (1 + length / 64)
+    return _FLOAT_RATE * sequences * length * _float_units(model, states) * (1 + length / 64)
+
+
+def work_estimates(model, sequences: int, length: int, *, exhaustive: bool) -> tuple[float, float]:
+    """``(exact seconds, certified/float seconds)`` of a whole ``verify theorem`` run on
+    ``model``: the fixed work, the vanilla per-|H|^2 work and adversarial search (sampled sets),
+    and the checks of ``sequences`` sequences of ``length`` tokens in each arithmetic."""
+    from ...models.hmm.values import MemoryHMM
+
+    memory = isinstance(model, MemoryHMM)
+    states = model.lift().num_states if memory else model.num_states
+    base = _FIXED_SECONDS
+    if not memory:
+        base += _PER_STATE2 * states * states
+        if not exhaustive:
+            base += _adversarial_seconds(model.num_tokens, states, length)
+    return (base + exact_seconds(sequences, length, states, memory=memory),
+            base + float_seconds(sequences, length, states, memory=memory, model=model))
 
 
 def check_fallback(sequences: int, length: int, states: int, *, memory: bool = False, model=None) -> None:
@@ -295,14 +314,7 @@ def check_work(args, model) -> tuple[str, str | None]:
     if mode == "float" and memory and count * length * states > MAX_FLOAT_ENTRIES:
         raise LimitError(f"{what} on a lifted chain of {states} states needs {count * length * states} float "
                          f"entries; the limit is {MAX_FLOAT_ENTRIES} (use {how})")
-    base = _FIXED_SECONDS
-    if not memory:
-        base += _PER_STATE2 * states * states
-        if not exhaustive:
-            base += _adversarial_seconds(X, states, length)
-    exact_total = base + exact_seconds(count, length, states, memory=memory)
-    float_total = base + (float_seconds(count, length, states, memory=True) if memory else
-                          _FLOAT_RATE * count * length * _float_units(model, states) * (1 + length / 64))
+    exact_total, float_total = work_estimates(model, count, length, exhaustive=exhaustive)
     note = None
     if mode is None:                  # the faster proof: certified decides in float with proven bounds
         faster = float_total < exact_total and float_total <= MAX_SECONDS and exact_total > AUTO_EXACT_SECONDS
