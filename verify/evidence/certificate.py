@@ -17,7 +17,7 @@ import json
 from fractions import Fraction
 
 from ...models.exceptions import InputError
-from ...models.hmm.rational import format_fraction
+from ...models.hmm.rational import format_array, format_fraction
 from ...models.hmm.task import is_multiclass
 from ...models.hmm.integer import head_weights
 from ..theorems.vanilla.check import margins_direct, read_position_prior
@@ -108,11 +108,10 @@ def build_certificate(report) -> dict:
 
 
 def _array(a):
-    """Nested lists of rational strings from an object array."""
+    """Nested lists of rational strings (an exact array, or a witness array of ints/Fractions)."""
     import numpy as np
 
-    a = np.asarray(a, dtype=object)
-    return _fr(a[()]) if a.ndim == 0 else [_array(v) for v in a]
+    return format_array(np.asarray(a, dtype=object))
 
 
 def _memory_certificate(data: dict, details: dict, model) -> dict:
