@@ -83,31 +83,29 @@ def memory_path_joint(mhmm, weights, *, by_config: bool = False):
     sums (lexicographic ``m_1..m_N``) instead of the total. Cost ``|M|^N |H|^(T+1)``: tiny
     instances only."""
     n, S = mhmm.num_states, mhmm.syntax_states
-    total = Fraction(0)
     parts = []
     for c, ms in enumerate(itertools.product(range(mhmm.memory_values), repeat=mhmm.cells)):
-        parts.append(total)
-        if mhmm.pM[c] == 0:
-            continue
-        for path in itertools.product(range(n), repeat=len(weights) + 1):
-            p = Fraction(mhmm.pM[c]) * Fraction(mhmm.pi0[path[0]])
-            for j, (kind, val) in enumerate(weights, start=1):
-                h = path[j]
-                p *= Fraction(mhmm.A[h, path[j - 1]])
-                p *= Fraction(mhmm.W[val, ms[h // S], h]) if kind == "token" else Fraction(val[c * n + h])
-                if p == 0:
-                    break
-            total += p
-    if by_config:                      # parts[c] is the running total before configuration c
-        return [b - a for a, b in zip(parts, parts[1:] + [total])]
-    return total
+        part = Fraction(0)
+        if mhmm.pM[c] != 0:
+            for path in itertools.product(range(n), repeat=len(weights) + 1):
+                p = Fraction(mhmm.pM[c]) * Fraction(mhmm.pi0[path[0]])
+                for j, (kind, val) in enumerate(weights, start=1):
+                    h = path[j]
+                    p *= Fraction(mhmm.A[h, path[j - 1]])
+                    p *= Fraction(mhmm.W[val, ms[h // S], h]) if kind == "token" else Fraction(val[c * n + h])
+                    if p == 0:
+                        break
+                part += p
+        parts.append(part)
+    return parts if by_config else sum(parts, Fraction(0))
 
 
 def paper_prompt(mhmm) -> list[Fraction]:
-    """The prompt of eq. (C.6) over the lifted states: ``u[(m_1..m_N, h)] = 1(mu[m_j*] != 0)``."""
-    n, j = mhmm.num_states, mhmm.target_cell
-    configs = itertools.product(range(mhmm.memory_values), repeat=mhmm.cells)
-    return [Fraction(int(mhmm.mu[ms[j]] != 0)) for ms in configs for _ in range(n)]
+    """The prompt of eq. (C.6) over the lifted states, ``u = 1(m_j* in supp(mu))`` (the
+    construction's :func:`~headprompt.constructions.memory.prompt_vector`)."""
+    from ...constructions.memory import prompt_vector
+
+    return list(prompt_vector(mhmm, [m for m in range(mhmm.memory_values) if mhmm.mu[m] != 0]))
 
 
 def check_prop_c11(mhmm, u, sequences) -> tuple[bool, str]:
