@@ -104,3 +104,20 @@ def test_a_generated_memory_report_counts_its_ties_apart(capsys):
     ties = data["sequences"]["ties"]
     assert data["labels_off_ties"] == {"0": data["labels"]["0"], "1": data["labels"]["1"] - ties}
     assert data["weak"] is False
+
+
+def test_the_near_tie_search_stops_at_its_budget_and_says_so_in_the_lengths():
+    """A length-4000 request searches only the lengths its exact-work budget covers (decided
+    from sizes alone), returns nothing longer, and a report lists only lengths really checked."""
+    import numpy as np
+
+    from headprompt.models.generate.generators import prompt_friendly_hmm
+
+    hmm = prompt_friendly_hmm(25, 10, rng=np.random.default_rng(0))[0]
+    reach = seqs.near_tie_reach(hmm, 4000)
+    assert 8 <= reach < 4000 and seqs.near_tie_reach(hmm, reach) == reach
+    found = seqs.near_ties(hmm, 4000)
+    assert found and max(map(len, found)) <= reach and {len(s) for s in found} == set(range(1, reach + 1))
+    report = headprompt.check(hmm, "3.6", samples=5, length=200, mode="certified")
+    assert set(report.to_dict()["sequences"]["lengths"]) <= set(range(1, reach + 1)) | {200}
+    assert seqs.near_tie_reach(dataclasses.replace(hmm, mu=None), 10) == 0          # no task: no search
