@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch.optim.swa_utils import AveragedModel
 
 from ..exceptions import InputError
 from .cache import (CHECKPOINT_FORMAT, cache_dir, cache_key, check_writable_dir, read_checkpoint,
@@ -80,6 +81,18 @@ class _Batches:
         return self.chunks[self.order[k * B:(k + 1) * B]].long()
 
 
+def _ema_step(decay: float):
+    """``AveragedModel``'s update for an exponential moving average whose decay is
+    ``min(decay, (1 + n) / (10 + n))`` after ``n`` updates (TensorFlow's ``num_updates`` rule), so
+    that early in training the average follows the weights instead of remembering the
+    initialisation."""
+    def avg_fn(averaged: torch.Tensor, current: torch.Tensor, num_averaged) -> torch.Tensor:
+        n = int(num_averaged)
+        d = min(decay, (1 + n) / (10 + n))
+        return averaged + (1 - d) * (current - averaged)
+    return avg_fn
+
+
 def _optimizer(model: MLM, pc: PretrainConfig, device: torch.device) -> torch.optim.Optimizer:
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
@@ -127,12 +140,16 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
     torch.manual_seed(seed)
     model = MLM(mc).to(device)
     optimizer = _optimizer(model, pc, device)
+    ema = None if pc.ema_decay is None else AveragedModel(model, avg_fn=_ema_step(pc.ema_decay), use_buffers=True)
+    evaluated = model if ema is None else ema.module      # the weights the gate reads and that are returned
     state = {"step": 0, "losses": [], "gate_history": [], "seconds": 0.0, "stopped": "budget"}
     if resume_path is not None and Path(resume_path).exists():
         saved = read_checkpoint(Path(resume_path), key, device)
         if saved is not None and "optimizer" in saved:
             model.load_state_dict(saved["state_dict"])
             optimizer.load_state_dict(saved["optimizer"])
+            if ema is not None:
+                ema.load_state_dict(saved["ema"])
             state = saved["state"]
     step_fn = torch.compile(model) if pc.compile else model
     mask_gen = torch.Generator(device=device)
@@ -145,6 +162,7 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
             write_checkpoint(Path(resume_path), {
                 "format": CHECKPOINT_FORMAT, "key": key, "model_config": dataclasses.asdict(mc),
                 "state_dict": model.state_dict(), "optimizer": optimizer.state_dict(),
+                **({} if ema is None else {"ema": ema.state_dict()}),
                 "state": {**state, "seconds": state["seconds"] + time.perf_counter() - run_start}})
 
     bar = tqdm(total=total, initial=state["step"], desc=f"pretrain |H|={hmm.num_states}",
@@ -162,6 +180,8 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        if ema is not None:
+            ema.update_parameters(model)
         running += loss.detach()           # no host sync per step
         step += 1
         bar.update(1)
@@ -170,7 +190,7 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
             running.zero_()
             bar.set_postfix(loss=f"{state['losses'][-1]:.3f}")
         if pc.eval_every and step % pc.eval_every == 0 and step < total:
-            q = quality(model, stop_set, pc.stop_threshold)
+            q = quality(evaluated, stop_set, pc.stop_threshold)
             model.train()
             state["gate_history"].append([step, round(q["tv"], 5)])
             if pc.stop_at_gate and q["passed"]:
@@ -184,6 +204,7 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
             bar.close()
             raise PretrainingPaused(Path(resume_path) if resume_path else Path("."), step, total)
     bar.close()
+    model = evaluated
     model.eval()
     gate = quality(model, report_set, pc.gate_tv)
     state["gate_history"].append([step, round(quality(model, stop_set, pc.gate_tv)["tv"], 5)])

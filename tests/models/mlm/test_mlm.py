@@ -275,3 +275,66 @@ def test_bigru_encoder_reads_both_sides_and_prompts_move_it():
     with pytest.raises(InputError, match="arch"):
         from headprompt.models.mlm.model import check_configs
         check_configs(dataclasses.replace(TINY, arch="lstm"), PretrainConfig())
+
+
+def _raw_weights_per_step(hmm, cfg, tmp_path) -> list[dict]:
+    """The raw (un-averaged) weights after every step of a run, read from the checkpoint a
+    ``time_limit=0`` run writes after each step."""
+    path = tmp_path / "raw.partial"
+    raw = []
+    while True:
+        try:
+            pretrain(hmm, TINY, cfg, seed=2, device=torch.device("cpu"), progress=False, resume_path=path,
+                     time_limit=0.0)
+            return raw
+        except PretrainingPaused:
+            raw.append({k: v.clone() for k, v in torch.load(path, weights_only=True)["state_dict"].items()})
+
+
+def test_the_weight_average_is_the_moving_average_of_the_raw_weights(hmm, tmp_path):
+    """With ``ema_decay`` the returned model is, weight by weight, the average
+    ``a_1 = w_1, a_{n+1} = a_n + (1 - d_n) (w_{n+1} - a_n)``, ``d_n = min(decay, (1+n)/(10+n))``, of
+    the raw weights after each step; training itself (the raw weights) is unchanged by it."""
+    base = dataclasses.replace(TINY_PRETRAIN, data="stream", max_steps=5, batch_size=8, gate_sequences=8,
+                               gate_length=9)
+    decay = 0.5
+    raw = _raw_weights_per_step(hmm, base, tmp_path)          # pauses after steps 1..4; step 5 finishes
+    last, _ = pretrain(hmm, TINY, base, seed=2, device=torch.device("cpu"), progress=False)
+    raw.append(last.state_dict())
+    assert len(raw) == 5
+    averaged, _ = pretrain(hmm, TINY, dataclasses.replace(base, ema_decay=decay), seed=2,
+                           device=torch.device("cpu"), progress=False)
+    expected = dict(raw[0])
+    for n, weights in enumerate(raw[1:], start=1):
+        d = min(decay, (1 + n) / (10 + n))
+        expected = {k: expected[k] + (1 - d) * (weights[k] - expected[k]) for k in expected}
+    got = averaged.state_dict()
+    for k in expected:
+        assert torch.allclose(got[k], expected[k], atol=1e-6), k
+    assert not torch.allclose(got["wte.weight"], raw[-1]["wte.weight"])    # an average, not the last weights
+
+
+def test_an_averaged_run_resumes_bit_identically(hmm, tmp_path):
+    cfg = dataclasses.replace(TINY_PRETRAIN, data="stream", max_steps=8, batch_size=8, eval_every=3,
+                              gate_sequences=16, gate_length=9, ema_decay=0.9)
+    cpu = torch.device("cpu")
+    whole, info = pretrain(hmm, TINY, cfg, seed=1, device=cpu, progress=False)
+    path = tmp_path / "avg.partial"
+    while True:
+        try:
+            model, info2 = pretrain(hmm, TINY, cfg, seed=1, device=cpu, progress=False, resume_path=path,
+                                    time_limit=0.0)
+            break
+        except PretrainingPaused:
+            assert "ema" in torch.load(path, weights_only=True)
+    for a, b in zip(whole.state_dict().values(), model.state_dict().values()):
+        assert torch.equal(a, b)
+    assert info2["gate_history"] == info["gate_history"]
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -0.5, 2, "0.9"])
+def test_an_impossible_weight_average_is_refused(bad):
+    from headprompt.models.mlm.model import check_configs
+
+    with pytest.raises(InputError, match="ema_decay"):
+        check_configs(TINY, dataclasses.replace(TINY_PRETRAIN, ema_decay=bad))
