@@ -1,7 +1,8 @@
 """Pretraining throughput: tokens/s and achieved FLOP/s over a matmul peak measured in the same run.
 
-    python -m benchmarks.pretrain [--scale tiny|cpu|paper] [--recipe paper|large-batch]
-                                  [--steps 30] [--device auto|cpu|cuda] [--compile] [--full] [--json]
+    python -m benchmarks.pretrain [--scale tiny|cpu|paper] [--recipe paper|large-batch|cpu-before]
+                                  [--steps 30] [--device auto|cpu|cuda] [--compile] [--full]
+                                  [--to-gate 15,30 [--trials 1]] [--json]
 
 The model FLOPs per token follow nanoGPT's estimate for a training step (forward + backward):
 ``6 N + 12 L T C`` with ``N`` the non-embedding parameters, ``L`` layers, ``T`` the context,
@@ -25,6 +26,12 @@ pretraining on an Appendix D HMM with ``|H| = 30`` and prints the gate; it check
 Measured on this project's idle 2-core CPU machine: ``cpu`` scale 69,000 tokens/s, 48.9 GFLOP/s
 over a 141.9 GFLOP/s matmul peak (ratio 0.34) with 2 threads; 57,000 tokens/s, ratio 0.53 of
 the one-thread peak with ``OMP_NUM_THREADS=1``; ``paper`` scale 254 tokens/s, ratio 0.49.
+``--to-gate SIZES`` also pretrains, with the scale's stopping rule, one MLM per ``|H|`` in SIZES
+and trial on the Appendix D HMMs that ``verify experiment fig3-left`` draws for trial 0, 1, ...
+(seed 0), and prints the steps, seconds and gate TV of each: the cost that matters is steps to
+the gate times seconds per step. ``--recipe cpu-before`` is the cpu scale as it was before issue
+18 (no weight average, stop at TV 0.04 on 512 sequences); ``--recipe scale`` the scale as is.
+
 Not yet measured on a GPU (no GPU was available to this project's sessions so far).
 """
 
@@ -39,11 +46,13 @@ import time
 import torch
 
 from headprompt.models.mlm.model import MLM, batch_loss, mask_tokens, resolve_device
-from headprompt.models.mlm.pretrain import _optimizer
+from torch.optim.swa_utils import AveragedModel
+
+from headprompt.models.mlm.pretrain import _ema_step, _optimizer
 
 __all__ = ["matmul_peak", "flops_per_token", "measure", "recipe", "main"]
 
-RECIPES = ("paper", "large-batch")
+RECIPES = ("scale", "paper", "large-batch", "cpu-before")
 
 
 def _sync(device: torch.device) -> None:
@@ -81,12 +90,13 @@ def flops_per_token(model: MLM) -> float:
 
 def recipe(scale, name: str):
     """The pretraining config of ``scale`` under recipe ``name`` (module docstring)."""
-    if name == "paper":
+    if name in ("paper", "scale"):
         return scale.pretrain
     import tomllib
     from pathlib import Path
 
     table = tomllib.loads((Path(__file__).parent / "recipes" / f"{name}.toml").read_text())["pretrain"]
+    table = {k: None if v == "none" else v for k, v in table.items()}     # TOML has no null
     return dataclasses.replace(scale.pretrain, **table)
 
 
@@ -97,6 +107,8 @@ def measure(model_config, pretrain_config, *, steps: int, device: torch.device, 
     model = MLM(model_config).to(device).train()
     opt = _optimizer(model, pretrain_config, device)
     step_model = torch.compile(model) if compile else model
+    ema = None if pretrain_config.ema_decay is None else AveragedModel(
+        model, avg_fn=_ema_step(pretrain_config.ema_decay), use_buffers=True)      # as pretrain does
     gen = torch.Generator(device=device).manual_seed(seed)
     B, T = pretrain_config.batch_size, model_config.block_size
     data = torch.randint(0, model_config.num_tokens, (8 * B, T), generator=torch.Generator().manual_seed(seed))
@@ -112,6 +124,8 @@ def measure(model_config, pretrain_config, *, steps: int, device: torch.device, 
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        if ema is not None:
+            ema.update_parameters(model)
         running += loss.detach()                                                  # no host sync
 
     for i in range(10 if compile else 3):
@@ -124,7 +138,7 @@ def measure(model_config, pretrain_config, *, steps: int, device: torch.device, 
     seconds = time.perf_counter() - t0
     tokens = steps * B * T
     achieved = tokens * flops_per_token(model) / seconds
-    return {"tokens_per_second": tokens / seconds, "achieved_flops": achieved,
+    return {"tokens_per_second": tokens / seconds, "steps_per_second": steps / seconds, "achieved_flops": achieved,
             "flops_per_token": flops_per_token(model), "parameters": model.num_parameters(),
             "steps": steps, "seconds": seconds, "batch_size": B, "mean_loss": float(running) / (steps + 3)}
 
@@ -149,17 +163,43 @@ def full_pretraining(scale, pretrain_config, device: torch.device, *, minutes: f
             "cached": info["cached"], "seconds": time.perf_counter() - t0}
 
 
+def to_gate(scale, pretrain_config, sizes: list[int], trials: int, device: torch.device,
+            progress: bool = True) -> list[dict]:
+    """Pretrain one MLM per ``(|H|, trial)`` on fig3-left's Appendix D HMMs (seed 0) with the
+    stopping rule of ``pretrain_config``; the steps, seconds, steps/s and gate of each."""
+    from headprompt.models.mlm.pretrain import pretrain
+    from headprompt.verify.experiments.jobs import job_model
+
+    rows = []
+    for H in sizes:
+        for trial in range(trials):
+            hmm = job_model({"data": "vanilla", "size": H, "seed": 0, "hmm_index": trial, "config": {}})
+            t0 = time.perf_counter()
+            _, info = pretrain(hmm, scale.model, pretrain_config, seed=trial, device=device, progress=progress)
+            seconds = time.perf_counter() - t0
+            rows.append({"hidden_states": H, "trial": trial, "steps": info["steps"], "stopped": info["stopped"],
+                         "seconds": round(seconds, 1), "steps_per_second": round(info["steps"] / info["seconds"], 2),
+                         "gate_tv": round(info["gate"]["tv"], 4), "passed": info["gate"]["passed"],
+                         "history": info["gate_history"]})
+            print(f"  |H| = {H}, trial {trial}: {info['steps']} steps ({info['stopped']}), {seconds:.0f} s, "
+                  f"gate TV {info['gate']['tv']:.4f}", file=sys.stderr, flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     from headprompt.verify.experiments.figure3 import SCALES
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.pretrain", description=__doc__.splitlines()[0])
     parser.add_argument("--scale", choices=list(SCALES), default="cpu")
-    parser.add_argument("--recipe", choices=RECIPES, default="paper")
+    parser.add_argument("--recipe", choices=RECIPES, default="scale")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model")
     parser.add_argument("--full", action="store_true", help="also run one whole pretraining with the quality gate")
     parser.add_argument("--minutes", type=float, default=None, help="with --full: stop (and save) after this long")
+    parser.add_argument("--to-gate", default=None, metavar="SIZES",
+                        help="also pretrain to the gate on Appendix D HMMs with these |H| (comma-separated)")
+    parser.add_argument("--trials", type=int, default=1, help="with --to-gate: HMMs per size")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     device = resolve_device(args.device)
@@ -177,18 +217,25 @@ def main(argv: list[str] | None = None) -> int:
     result["estimated_pretraining_seconds"] = result["steps_per_pretraining"] * result["seconds"] / args.steps
     if args.full:
         result["full"] = full_pretraining(scale, pc, device, minutes=args.minutes)
+    if args.to_gate:
+        result["to_gate"] = to_gate(scale, pc, [int(v) for v in args.to_gate.split(",")], args.trials, device,
+                                    progress=not args.json)
     if args.json:
         print(json.dumps(result))
     else:
         print(f"scale {args.scale}, recipe {args.recipe} on {result['device_name']} ({result['threads']} threads"
               f"{', compiled' if args.compile else ''}): {result['parameters']:,} non-embedding parameters, "
               f"context {scale.model.block_size}, batch {pc.batch_size}")
-        print(f"  {result['tokens_per_second']:,.0f} tokens/s, {result['achieved_flops'] / 1e9:.2f} GFLOP/s "
+        print(f"  {result['steps_per_second']:.2f} steps/s, {result['tokens_per_second']:,.0f} tokens/s, {result['achieved_flops'] / 1e9:.2f} GFLOP/s "
               f"achieved, matmul peak {peak / 1e9:.2f} GFLOP/s, fraction of peak {result['ratio']:.3f}")
         print(f"  one pretraining ({result['steps_per_pretraining']:,} steps) would take about "
               f"{result['estimated_pretraining_seconds'] / 60:.1f} min")
         if args.full:
             print(f"  full pretraining: {json.dumps(result['full'])}")
+        for row in result.get("to_gate", []):
+            print(f"  to the gate, |H| = {row['hidden_states']} trial {row['trial']}: {row['steps']} steps "
+                  f"({row['stopped']}), {row['seconds']:.0f} s ({row['steps_per_second']:.2f} steps/s), "
+                  f"gate TV {row['gate_tv']:.4f} ({'passed' if row['passed'] else 'FAILED'})")
     return 0
 
 
