@@ -35,8 +35,11 @@ def _gate(quality: list, setting: dict) -> str:
     q = next((q for q in quality if q["setting"] == setting), None)
     if q is None:
         return ""
-    tvs = ", ".join(f"{t['tv']:.3f}" for t in q["trials"])
-    return f"{tvs} ({'yes' if q['passed'] else 'no'})"
+    tvs = [t["tv"] for t in q["trials"]]
+    passed = sum(t["passed"] for t in q["trials"])
+    if len(tvs) > 3:                       # many trials: mean and max, and how many passed
+        return f"{sum(tvs) / len(tvs):.3f} (max {max(tvs):.3f}; {passed}/{len(tvs)} passed)"
+    return f"{', '.join(f'{v:.3f}' for v in tvs)} ({'yes' if q['passed'] else 'no'})"
 
 
 def _paired(claims: list, model: str, key) -> dict | None:
@@ -66,7 +69,7 @@ def _verdicts(summary: dict) -> list[str]:
 def left(summary: dict) -> list[str]:
     rows, quality = summary["rows"], summary["quality"]
     majority = {m["setting"]["hidden_states"]: m["accuracy"] for m in summary["majority"]}
-    out = ["| |H| | MLM gate TV per trial (passed?) | majority | MLM head | MLM prompt | MLM prompt - head, 95% CI "
+    out = ["| |H| | MLM gate TV per trial (passed?) or mean (max) | majority | MLM head | MLM prompt | MLM prompt - head, 95% CI "
            "| exact head | exact prompt | exact prompt - head, 95% CI |", "|---" * 9 + "|"]
     for H in summary["config"]["hidden_sizes"]:
         s = {"hidden_states": H}

@@ -192,10 +192,24 @@ def run_job(spec: dict, *, progress: bool = False) -> dict:
                     "loss_gap": round(gate["loss_gap"], 6), "gate_passed": gate["passed"],
                     "pretrain_steps": info["steps"], "pretrain_stopped": info["stopped"],
                     "pretrain_seconds": round(info["seconds"], 2), "pretrain_cached": info["cached"]}
+    shared: dict = {}
+
+    def features(model_name: str, method: str) -> dict | None:
+        # a backbone tuned with both the attention head and the linear head computes its outputs
+        # once: the linear head's features are the attention head's at position 0 (the same
+        # computation, tests/models/mlm/test_tuning.py)
+        if method not in ("head", "attention") or [model_name, "attention"] not in spec["methods"]:
+            return None
+        if model_name not in shared:
+            shared[model_name] = {s: backbones[model_name].all_outputs(task.tokens[s]) for s in SPLITS}
+        every = shared[model_name]
+        return every if method == "attention" else {s: f[:, 0] for s, f in every.items()}
+
     records = []
     for model_name, method in spec["methods"]:
         t0 = time.perf_counter()
-        acc = tune(backbones[model_name], task, method, tune_cfg, seed=1000 * seed + trial, progress=progress)
+        acc = tune(backbones[model_name], task, method, tune_cfg, seed=1000 * seed + trial,
+                   features=features(model_name, method), progress=progress)
         records.append({
             "experiment": spec["experiment"], **spec["setting"], "trial": trial, "model": model_name,
             "method": method, "accuracy": acc["test"], "val_accuracy": acc["val"], "train_accuracy": acc["train"],

@@ -294,3 +294,44 @@ def test_worker_processes_compute_what_one_process_does(tmp_path, monkeypatch, c
         assert summary["jobs"] == {"total": 2, "reused": 0, "failed": 0}
         rows[workers] = (summary["rows"], summary["quality"])
     assert rows["1"] == rows["2"]
+
+
+def test_a_job_shares_one_output_pass_between_the_linear_and_attention_heads(monkeypatch):
+    """The linear head's features are the attention head's at position 0 (exactly, for both
+    backbones), so a job computes them once; its accuracies equal tuning each from scratch."""
+    from headprompt.models.mlm.model import MLM, MLMConfig
+    from headprompt.models.mlm.tuning import MLMBackbone
+    from headprompt.verify.experiments import jobs
+
+    hmm = appendix_d_hmm(5, 10, rng=np.random.default_rng(4))
+    tokens = sample(hmm, 7, 6, rng=np.random.default_rng(5))[0]
+    torch.manual_seed(0)
+    mlm = MLMBackbone(MLM(MLMConfig(num_tokens=10, block_size=8, n_layer=1, n_embd=16, arch="bigru")), CPU)
+    for backbone in (ExactBackbone(hmm, CPU), mlm):
+        assert torch.equal(backbone.all_outputs(tokens)[:, 0], backbone.mask_outputs(tokens))
+
+    calls = []
+    real_all = ExactBackbone.all_outputs
+    real_mask = ExactBackbone.mask_outputs
+    monkeypatch.setattr(ExactBackbone, "all_outputs", lambda self, t: calls.append("all") or real_all(self, t))
+    monkeypatch.setattr(ExactBackbone, "mask_outputs", lambda self, t: calls.append("mask") or real_mask(self, t))
+    spec = {"experiment": "fig3-right", "setting": {"data": "vanilla", "memory_values": 2, "hidden_total": 8},
+            "data": "vanilla", "size": 8, "methods": [["exact", "head"], ["exact", "attention"]], "trial": 0,
+            "hmm_index": 0, "seed": 3, "device": "cpu", "models": "exact",
+            "config": {"model": {"num_tokens": 10, "block_size": 40, "n_layer": 1, "n_head": 2, "n_embd": 16,
+                                 "dropout": 0.0},
+                       "pretrain": {}, "task": {"length": 8, "num_train": 120, "num_val": 40, "num_test": 60},
+                       "tune": {"epochs": 2, "batch_size": 32}}}
+    shared = jobs.run_job(spec)
+    assert calls == ["all"] * len(SPLITS)                  # one pass per split, not one per head
+    monkeypatch.setattr(ExactBackbone, "all_outputs", real_all)
+    monkeypatch.setattr(ExactBackbone, "mask_outputs", real_mask)
+    task_cfg, tune_cfg = TaskConfig(**spec["config"]["task"]), TuneConfig(**spec["config"]["tune"])
+    model = jobs.job_model(spec)
+    sizes = [task_cfg.num_train, task_cfg.num_val, task_cfg.num_test]
+    toks = sample(model.to_float(), sum(sizes), task_cfg.length, rng=np.random.default_rng([3, 2, 8, 1, 0]))[0]
+    task = make_task(model, task_cfg, rng=np.random.default_rng([3, 2, 8, 2, 0]),
+                     tokens=dict(zip(SPLITS, np.split(toks, np.cumsum(sizes)[:-1]))))
+    for record in shared["records"]:                      # each head tuned alone gives the same accuracy
+        alone = tune(ExactBackbone(model, CPU), task, record["method"], tune_cfg, seed=3000)
+        assert record["accuracy"] == alone["test"] and record["train_accuracy"] == alone["train"]
