@@ -1,4 +1,5 @@
-"""Markdown tables of a Figure 3 run, for the README: ``python -m benchmarks.fig3_tables DIR``.
+"""Markdown tables of a Figure 3 run, for the README: ``python -m benchmarks.fig3_tables DIR``
+(``--pretraining``: the steps and seconds of its pretrainings instead).
 
 ``DIR`` is an experiment's output directory (``summary.json`` inside); the tables give, per
 setting, the MLM's gate TV per trial, the majority line, the mean accuracies, the paired
@@ -100,10 +101,44 @@ def right(summary: dict) -> list[str]:
     return out + [""] + _verdicts(summary)
 
 
+def pretraining(directory: Path) -> list[str]:
+    """Per setting: how many MLMs were pretrained, their steps to the gate (mean, max) and
+    seconds (mean, sum), from ``results.csv`` (one MLM per (setting, trial, data))."""
+    import csv
+
+    keys = ("hidden_states", "data", "memory_values")
+    seen: dict = {}
+    with open(directory / "results.csv", newline="") as fh:
+        for r in csv.DictReader(fh):
+            if r["model"] != "mlm" or not r.get("pretrain_steps"):
+                continue
+            setting = tuple((k, r[k]) for k in keys if r.get(k))
+            seen.setdefault(setting, {})[r["trial"]] = (int(r["pretrain_steps"]), float(r["pretrain_seconds"]),
+                                                        r["pretrain_stopped"], r["pretrain_cached"] == "True")
+    out = ["| setting | MLMs | steps: mean (max) | stopped by the gate | seconds per MLM: mean | seconds: sum |",
+           "|---" * 6 + "|"]
+    total_steps = total_seconds = 0.0
+    for setting, trials in seen.items():
+        steps = [v[0] for v in trials.values()]
+        secs = [v[1] for v in trials.values() if not v[3]]
+        total_steps, total_seconds = total_steps + sum(steps), total_seconds + sum(secs)
+        name = ", ".join(f"{k}={v}" for k, v in setting)
+        out.append(f"| {name} | {len(steps)} | {sum(steps) / len(steps):.0f} ({max(steps)}) | "
+                   f"{sum(v[2] == 'gate' for v in trials.values())}/{len(steps)} | "
+                   f"{(sum(secs) / len(secs)) if secs else 0:.0f} | {sum(secs):.0f} |")
+    out.append(f"| all | {sum(len(t) for t in seen.values())} | {total_steps:.0f} steps in all | | | {total_seconds:.0f} |")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path)
+    parser.add_argument("--pretraining", action="store_true",
+                        help="instead: steps and seconds of the run's pretrainings per setting")
     args = parser.parse_args()
+    if args.pretraining:
+        print("\n".join(pretraining(args.directory)))
+        return
     summary = json.loads((args.directory / "summary.json").read_text())
     lines = left(summary) if summary["experiment"] == "fig3-left" else right(summary)
     variant = f", memory HMM {summary['memory_hmm']}" if summary.get("memory_hmm") else ""
