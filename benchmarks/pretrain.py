@@ -26,6 +26,8 @@ pretraining on an Appendix D HMM with ``|H| = 30`` and prints the gate; it check
 Measured on this project's idle 2-core CPU machine: ``cpu`` scale 69,000 tokens/s, 48.9 GFLOP/s
 over a 141.9 GFLOP/s matmul peak (ratio 0.34) with 2 threads; 57,000 tokens/s, ratio 0.53 of
 the one-thread peak with ``OMP_NUM_THREADS=1``; ``paper`` scale 254 tokens/s, ratio 0.49.
+The cpu scale before and after issue 18 (per step, steps to the gate, a whole figure):
+``benchmarks/results/pretrain/README.md``.
 ``--to-gate SIZES`` also pretrains, with the scale's stopping rule, one MLM per ``|H|`` in SIZES
 and trial on the Appendix D HMMs that ``verify experiment fig3-left`` draws for trial 0, 1, ...
 (seed 0), and prints the steps, seconds and gate TV of each: the cost that matters is steps to
