@@ -24,11 +24,12 @@ import argparse
 import copy
 import json
 import sys
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from benchmarks.timing import best_time
 
 __all__ = ["BatchedGRU", "main"]
 
@@ -72,16 +73,6 @@ def _model() -> nn.ModuleDict:
                           "rnn": nn.GRU(C, C, num_layers=LAYERS, batch_first=True, bidirectional=True)})
 
 
-def _time(fn, repeats: int) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ensemble", description=__doc__.splitlines()[0])
     parser.add_argument("--members", type=int, default=10)
@@ -102,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             F.cross_entropy(m["head"](h).view(-1, OUT), targets.view(-1)).backward()
 
     result = {"members": E, "threads": args.threads, "batch": BATCH, "length": LENGTH,
-              "sequential_ms": 1000 * _time(sequential, args.repeats) / E}
+              "sequential_ms": 1000 * best_time(sequential, args.repeats) / E}
 
     from torch.func import functional_call, stack_module_state, vmap
 
@@ -127,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         logits = torch.einsum("ebtc,eco->ebto", h, head)
         F.cross_entropy(logits.reshape(-1, OUT), targets.expand(E, BATCH, LENGTH).reshape(-1)).backward()
 
-    result["batched_ms"] = 1000 * _time(batched, args.repeats) / E
+    result["batched_ms"] = 1000 * best_time(batched, args.repeats) / E
     result["batched_speedup"] = result["sequential_ms"] / result["batched_ms"]
     if args.json:
         print(json.dumps(result))

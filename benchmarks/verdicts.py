@@ -22,19 +22,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 
-
-def _best(fn, repeat: int) -> float:
-    fn()                                                   # warm-up (jit compilation, caches)
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+from benchmarks.timing import best_time
 
 
 def verdict_rates(count: int, exact_count: int, repeat: int) -> None:
@@ -54,11 +45,11 @@ def verdict_rates(count: int, exact_count: int, repeat: int) -> None:
         for mode in ("certified", "float"):
             def run(mode=mode):
                 return check_sequences(hmm, "3.6", w.b, w.u, tokens, mode=mode, lam=lam)
-            rates[mode] = count / _best(run, repeat)
+            rates[mode] = count / best_time(run, repeat)
             if mode == "certified":
                 paths = run().decided_by
         sub = [tuple(r) for r in tokens[:exact_count].tolist()]
-        rates["exact"] = len(sub) / _best(lambda: check_sequences(hmm, "3.6", w.b, w.u, sub, lam=lam), 1)
+        rates["exact"] = len(sub) / best_time(lambda: check_sequences(hmm, "3.6", w.b, w.u, sub, lam=lam), 1)
         print(f"{T:>5} {rates['exact']:>10.0f} {rates['certified']:>10.0f} {rates['float']:>10.0f} "
               f"{rates['certified'] / rates['float']:>9.2f}x  {paths}")
     print("targets: certified >= 0.5x float; >= 100,000/s at T = 16 and >= 20,000/s at T = 129")
@@ -125,7 +116,7 @@ def smoothing_rates(batch: int, repeat: int) -> None:
             rng = np.random.default_rng(H * 1000 + T)
             hmm = appendix_d_hmm(H, 10, rng=rng)
             tokens, _ = sample(hmm, batch, T, rng=rng)
-            ours = batch / _best(lambda: iff.posterior_marginals(hmm, tokens), repeat)
+            ours = batch / best_time(lambda: iff.posterior_marginals(hmm, tokens), repeat)
             peers = _peers(hmm, tokens)
             ref = iff.posterior_marginals(hmm, tokens)
             cells = []
@@ -139,7 +130,7 @@ def smoothing_rates(batch: int, repeat: int) -> None:
                     got = np.asarray(fn())
                     if not np.allclose(got.reshape(ref.shape), ref, atol=1e-3):
                         notes[name] = "its marginals differ from ours (check the parameter mapping)"
-                    rate = batch / _best(fn, repeat)
+                    rate = batch / best_time(fn, repeat)
                     cells.append(f"{rate:>12.0f} {ours / rate:>5.2f}x")
                 except Exception as exc:                   # a peer's own failure: say so, go on
                     notes[name] = f"failed: {type(exc).__name__}: {exc}"[:120]
