@@ -139,7 +139,9 @@ def _differences(ax, name: str, summary: dict, ticks: list, step: float) -> None
     ax.set_title("paired differences per setting (mean, 95% t-interval; dashed + band: pooled estimate\n"
                  "and 95% interval over the settings that count; legend: pooled verdict)", fontsize=8)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=6.5, loc="best")
+    lo, hi = ax.get_ylim()          # headroom for the legend, so it covers no interval
+    ax.set_ylim(lo, hi + 0.075 * len(items) * (hi - lo))
+    ax.legend(fontsize=6.5, loc="upper left")
 
 
 def replot(directory: Path | str) -> Path:
