@@ -107,7 +107,7 @@ class PretrainConfig:
     ``ema_decay`` (default: none) keeps an exponential moving average of the weights
     (``torch.optim.swa_utils``, updated after every step); the gate checks, the reported gate
     and the returned model are then the average's, which reaches a low TV in far fewer steps
-    than the raw weights at a high learning rate (benchmarks/pretrain.py).
+    than the raw weights at a high learning rate (``benchmarks/results/pretrain/README.md``).
     ``checkpoint_every`` steps (0: never) the run is saved so that an interrupted run resumes.
     """
 

@@ -145,7 +145,7 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
     state = {"step": 0, "losses": [], "gate_history": [], "seconds": 0.0, "stopped": "budget"}
     if resume_path is not None and Path(resume_path).exists():
         saved = read_checkpoint(Path(resume_path), key, device)
-        if saved is not None and "optimizer" in saved:
+        if saved is not None and "optimizer" in saved and (ema is None or "ema" in saved):
             model.load_state_dict(saved["state_dict"])
             optimizer.load_state_dict(saved["optimizer"])
             if ema is not None:

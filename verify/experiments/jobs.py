@@ -197,7 +197,7 @@ def run_job(spec: dict, *, progress: bool = False) -> dict:
     def features(model_name: str, method: str) -> dict | None:
         # a backbone tuned with both the attention head and the linear head computes its outputs
         # once: the linear head's features are the attention head's at position 0 (the same
-        # computation, tests/models/mlm/test_tuning.py)
+        # computation; tests/verify/experiments/test_figure3.py)
         if method not in ("head", "attention") or [model_name, "attention"] not in spec["methods"]:
             return None
         if model_name not in shared:
