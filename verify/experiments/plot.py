@@ -96,7 +96,8 @@ def plot(name: str, summary: dict, path: Path, records: list | None = None) -> N
                  f"solid: MLM, dashed: exact G; points: trials; bands: 95% t-intervals (logit scale); "
                  f"TV: worst MLM-vs-G gate (red: failed)", fontsize=8)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=6.5, loc="lower left")
+    # lower left, above the row of gate labels at the bottom (axes fraction of 0.05 in data units)
+    ax.legend(fontsize=6.5, loc="lower left", bbox_to_anchor=(0, 0.06 / (1.02 - bottom)))
     _differences(dax, name, summary, ticks, step)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
