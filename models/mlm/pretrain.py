@@ -26,7 +26,7 @@ from .gate import gate_set, quality
 from .model import (MLM, MLMConfig, PretrainConfig, batch_loss, check_configs,
                     learning_rate_at, mask_tokens, masked_lm_loss, sample_documents, unigram_entropy)
 
-__all__ = ["pretrain", "load_or_pretrain", "PretrainingPaused"]
+__all__ = ["pretrain", "load_or_pretrain", "weight_average", "PretrainingPaused"]
 
 
 class PretrainingPaused(Exception):
@@ -81,16 +81,20 @@ class _Batches:
         return self.chunks[self.order[k * B:(k + 1) * B]].long()
 
 
-def _ema_step(decay: float):
-    """``AveragedModel``'s update for an exponential moving average whose decay is
-    ``min(decay, (1 + n) / (10 + n))`` after ``n`` updates (TensorFlow's ``num_updates`` rule), so
-    that early in training the average follows the weights instead of remembering the
-    initialisation."""
+def weight_average(model: MLM, pc: PretrainConfig) -> AveragedModel | None:
+    """The moving average of ``model``'s weights that pretraining keeps (``None`` without
+    ``pc.ema_decay``): an ``AveragedModel`` whose decay is ``min(ema_decay, (1 + n) / (10 + n))``
+    after ``n`` updates (TensorFlow's ``num_updates`` rule), so that early in training the average
+    follows the weights instead of remembering the initialisation."""
+    if pc.ema_decay is None:
+        return None
+    decay = pc.ema_decay
+
     def avg_fn(averaged: torch.Tensor, current: torch.Tensor, num_averaged) -> torch.Tensor:
-        n = int(num_averaged)
-        d = min(decay, (1 + n) / (10 + n))
+        d = min(decay, (1 + int(num_averaged)) / (10 + int(num_averaged)))
         return averaged + (1 - d) * (current - averaged)
-    return avg_fn
+
+    return AveragedModel(model, avg_fn=avg_fn, use_buffers=True)
 
 
 def _optimizer(model: MLM, pc: PretrainConfig, device: torch.device) -> torch.optim.Optimizer:
@@ -140,7 +144,7 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
     torch.manual_seed(seed)
     model = MLM(mc).to(device)
     optimizer = _optimizer(model, pc, device)
-    ema = None if pc.ema_decay is None else AveragedModel(model, avg_fn=_ema_step(pc.ema_decay), use_buffers=True)
+    ema = weight_average(model, pc)
     evaluated = model if ema is None else ema.module      # the weights the gate reads and that are returned
     state = {"step": 0, "losses": [], "gate_history": [], "seconds": 0.0, "stopped": "budget"}
     if resume_path is not None and Path(resume_path).exists():
