@@ -76,7 +76,7 @@ def _scales() -> dict:
             model=MLMConfig(num_tokens=NUM_TOKENS, block_size=48, n_layer=2, n_head=4, n_embd=64, dropout=0.0,
                             arch="bigru"),
             pretrain=PretrainConfig(num_documents=1, document_length=48, mask_rate=0.2, batch_size=256,
-                                    learning_rate=6e-3, warmup_steps=100, max_steps=2500, data="stream",
+                                    learning_rate=6e-3, warmup_steps=100, max_steps=5000, data="stream",
                                     eval_every=100, stop_at_gate=True, gate_sequences=1024, gate_length=25,
                                     min_length=25, ema_decay=0.99, stop_tv=0.043),
             task=TaskConfig(length=24, num_train=2000, num_val=250, num_test=500),
