@@ -335,3 +335,23 @@ def test_a_job_shares_one_output_pass_between_the_linear_and_attention_heads(mon
     for record in shared["records"]:                      # each head tuned alone gives the same accuracy
         alone = tune(ExactBackbone(model, CPU), task, record["method"], tune_cfg, seed=3000)
         assert record["accuracy"] == alone["test"] and record["train_accuracy"] == alone["train"]
+
+
+@pytest.mark.parametrize("device, scale, model, omp, expected", [
+    ("cpu", "tiny", "both", False, True),
+    ("cpu", "cpu", "mlm", False, True),
+    ("cpu", "paper", "exact", False, True),      # no pretraining: small jobs, one per core
+    ("cpu", "paper", "both", False, False),      # a paper-scale MLM wants every thread
+    ("cpu", "paper", "mlm", False, False),
+    ("cpu", "cpu", "both", True, False),         # OMP_NUM_THREADS is the user's choice
+    ("cuda", "tiny", "both", False, False),
+    ("cuda", "paper", "exact", False, False),
+])
+def test_jobs_run_one_thread_per_core_only_for_small_cpu_jobs(monkeypatch, device, scale, model, omp, expected):
+    from headprompt.verify.cli.experiment import one_thread_workers
+
+    if omp:
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    else:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert one_thread_workers(torch.device(device), scale, model) is expected
