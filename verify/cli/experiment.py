@@ -43,7 +43,7 @@ def one_thread_workers(device, scale: str, models: str) -> bool:
     """Whether the jobs run one per core in worker processes of one thread each: on CPU for the
     small models of the tiny and cpu scales and for exact-only runs at any scale (no pretraining;
     one job's tuning gains little from a second thread: fig3-left at the paper setting takes
-    3.2 min this way against 6.6 min in one multi-threaded process on 2 cores), unless
+    3.1 min this way against 6.6 min in one multi-threaded process on 2 cores), unless
     ``OMP_NUM_THREADS`` asks for a thread count."""
     return (device.type == "cpu" and (scale != "paper" or models == "exact")
             and "OMP_NUM_THREADS" not in os.environ)
