@@ -22,7 +22,7 @@ from .values import HMM, MemoryHMM
 from .rational import format_array
 
 __all__ = ["load_instance", "parse_instance", "instance_to_dict", "save_instance", "read_json",
-           "read_text_file", "dumps_rows"]
+           "read_text_file", "dumps_rows", "instance_to_npz", "NPZ_MAX_DENSE_STATES"]
 
 _HMM_KEYS = {"kind", "A", "W", "pi0", "mu", "witness", "meta"}
 _MEMORY_KEYS = {"kind", "cells", "memory_values", "syntax_states", "A", "W", "pi0", "pM", "pM_cells",
@@ -251,8 +251,49 @@ def _short(v) -> str:
 
 
 def load_instance(path: str | Path, *, exact: bool = True) -> HMM | MemoryHMM:
-    """Read an instance file (SPEC section 3); see :func:`parse_instance`."""
+    """Read an instance file (SPEC section 3): JSON (see :func:`parse_instance`), or ``.npz``
+    by its extension (:mod:`.npz`), validated alike with the same messages."""
+    from .npz import is_npz
+
+    if is_npz(path):
+        return _load_npz(path, exact=exact)
     return parse_instance(read_json(path), exact=exact, source=str(path))
+
+
+NPZ_MAX_DENSE_STATES = 2000
+"""Hidden states of a ``.npz`` instance read as a (dense) :class:`HMM`; larger ones are checked
+by ``verify theorem`` through :mod:`headprompt.models.hmm.large`."""
+
+
+def _load_npz(path: str | Path, *, exact: bool) -> HMM:
+    """A ``.npz`` instance as an :class:`HMM`: exact files as Fractions, float files as floats
+    (read exactly as the decimals they print as when ``exact``, like a JSON number)."""
+    from ..exceptions import ExactnessError
+    from .npz import npz_sizes, read_npz
+
+    source = str(path)
+    states, tokens = npz_sizes(path)
+    if states > NPZ_MAX_DENSE_STATES:
+        raise LimitError(f"{source}: {states} hidden states; models above {NPZ_MAX_DENSE_STATES} states are "
+                         "checked by verify theorem 3.3|3.6 --hmm FILE (the large-model path), not loaded whole")
+    inst = read_npz(path)
+    try:
+        if inst.exact:
+            arrays = [inst.fractions(k) for k in ("A", "W", "pi0", "mu")]
+            model = HMM.create(*arrays, exact=True)
+            return model if exact else model.to_float()
+        model = HMM.create(*(inst.floats(k) for k in ("A", "W", "pi0", "mu")), exact=False)
+        if not exact:
+            return model
+        try:
+            return model.to_exact()
+        except ExactnessError as exc:
+            text = str(exc)
+            inner = text.split("; the float model")[0].removeprefix("to_exact: ")
+            raise ValidationError(f"{inner} (float64 entries read as the decimals they print as, like "
+                                  "JSON numbers)") from None
+    except InputError as exc:
+        raise type(exc)(f"{source}: {exc}") from None
 
 
 def instance_to_dict(model: HMM | MemoryHMM, *, witness: dict | None = None,
@@ -306,10 +347,60 @@ def dumps_rows(value: Any, indent: int = 0) -> str:
     return json.dumps(value)
 
 
+def instance_to_npz(model: HMM, *, witness: dict | None = None, sparse_below: float = 0.25) -> dict:
+    """The entries of a ``.npz`` instance (:mod:`.npz`) of ``model``: exact models as int64
+    numerators over one denominator per column (per vector), float models as float64; ``A`` and
+    ``W`` sparse (CSC) when at most ``sparse_below`` of their entries are nonzero.
+
+    Raises:
+        InstanceFileError: a memory HMM (saved as JSON); LimitError: exact values beyond int64.
+    """
+    from .npz import exact_parts
+
+    if not isinstance(model, HMM):
+        raise InstanceFileError("a memory HMM is saved as JSON (.json); .npz holds vanilla HMMs")
+    out: dict = {"kind": np.array("hmm")}
+
+    def put(name: str, values, per_column: bool, may_be_sparse: bool) -> None:
+        arr = np.asarray(values)
+        if model.exact:
+            data, den = exact_parts(arr, name=name, per_column=per_column and arr.ndim == 2)
+            out[f"{name}.den"] = den
+        else:
+            data = np.asarray(arr, dtype=float)
+        if may_be_sparse and np.count_nonzero(data) <= sparse_below * data.size:
+            from scipy import sparse
+
+            sp = sparse.csc_array(data)
+            out.update({f"{name}.data": sp.data, f"{name}.indices": sp.indices.astype(np.int64),
+                        f"{name}.indptr": sp.indptr.astype(np.int64),
+                        f"{name}.shape": np.array(data.shape, dtype=np.int64), f"{name}.format": np.array("csc")})
+        else:
+            out[name] = data
+
+    put("A", model.A, True, True)
+    put("W", model.W, True, True)
+    put("pi0", model.pi0, False, False)
+    if model.mu is not None:
+        put("mu", model.mu, True, False)
+    for key, value in (witness or {}).items():
+        if key == "theorem":
+            out["witness.theorem"] = np.array(str(value))
+        elif isinstance(value, (list, np.ndarray)) and key in ("u", "b"):
+            put(f"witness.{key}", np.asarray(value, dtype=object if model.exact else float), True, False)
+    return out
+
+
 def save_instance(model: HMM | MemoryHMM, path: str | Path, *, witness: dict | None = None,
                   meta: dict | None = None) -> None:
-    """Write ``model`` (and an optional witness) as an instance file that replays exactly, one
-    row of each matrix per line (:func:`dumps_rows`)."""
+    """Write ``model`` (and an optional witness) as an instance file that replays exactly: JSON
+    with one row of each matrix per line (:func:`dumps_rows`), or ``.npz`` by the extension
+    (:func:`instance_to_npz`)."""
+    from .npz import is_npz, write_npz
+
+    if is_npz(path):
+        write_npz(path, instance_to_npz(model, witness=witness), meta=meta)
+        return
     try:
         Path(path).write_text(dumps_rows(instance_to_dict(model, witness=witness, meta=meta)) + "\n")
     except OSError as exc:

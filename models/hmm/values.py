@@ -487,6 +487,26 @@ class HMM(_Sizes):
 
         return to_hmmlearn(self, **kwargs)
 
+    def save(self, path: Any, *, witness: dict | None = None, meta: dict | None = None) -> None:
+        """Write this model as an instance file: ``.npz`` (binary, exact or float, sparse where
+        that is smaller) or JSON, by the extension; see :mod:`headprompt.models.hmm.files`."""
+        from .files import save_instance
+
+        save_instance(self, path, witness=witness, meta=meta)
+
+    @classmethod
+    def load(cls, path: Any, *, exact: bool = True) -> "HMM":
+        """Read an instance file (``.npz`` or JSON, by the extension), validated as any instance.
+
+        Raises:
+            InputError: an unreadable or invalid file (one line naming the problem)."""
+        from .files import load_instance
+
+        model = load_instance(path, exact=exact)
+        if not isinstance(model, cls):
+            raise InputError(f"{path}: holds a {type(model).__name__}, not an HMM")
+        return model
+
     # memo keys whose objects depend on A, W and pi0 only (never on mu): a model with another
     # task on the same arrays starts with them (models.hmm.integer: "integer", "prior_h1";
     # models.inference.floats: "float_arrays"; models.inference.bounds: "bound_chain"; this

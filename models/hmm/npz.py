@@ -1,0 +1,415 @@
+"""Binary instance files (``.npz``): the instance format of SPEC section 3 in numpy's own container.
+
+A JSON file of a 16,384-state model would be gigabytes of text; the same model as ``.npz`` is
+its arrays. Layout (every entry a plain numpy array; nothing is ever unpickled):
+
+- ``kind``: the string ``"hmm"`` (a 0-d unicode array);
+- for each of ``A``, ``W``, ``pi0`` and (optional) ``mu``, either the dense array under its name,
+  or a sparse matrix as ``NAME.data``, ``NAME.indices``, ``NAME.indptr``, ``NAME.shape`` and
+  ``NAME.format`` (``"csr"`` or ``"csc"``);
+- values are *float* (float64 data: the model's float form) or *exact*: integer numerators
+  (int64 data) with ``NAME.den``, the positive denominators, one per column for a matrix and one
+  for a vector (a 0-d or 1-element array), so ``A[g, h] = A[g, h] / A.den[h]`` exactly;
+- optional ``witness.theorem`` (string), ``witness.u``, ``witness.b`` (with ``.den`` when
+  exact) and ``meta`` (a JSON string).
+
+Reading decides everything it can from the zip directory and the ``.npy`` headers (names,
+dtypes, shapes) before any array is read, refuses object (pickled) arrays, and then checks the
+values exactly as a JSON instance is checked, with the same messages.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import stat
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InstanceFileError, LimitError, ValidationError
+
+__all__ = ["is_npz", "read_npz", "NpzInstance", "write_npz", "npz_sizes", "MAX_NPZ_BYTES",
+           "MAX_NPZ_ENTRIES", "exact_parts"]
+
+MAX_NPZ_BYTES = 16 * 2 ** 30
+"""Size of a ``.npz`` instance file."""
+
+MAX_NPZ_ENTRIES = 600_000_000
+"""Array entries (all arrays together) of a ``.npz`` instance, read from the headers first."""
+
+_ARRAYS = ("A", "W", "pi0", "mu")
+_WITNESS = ("witness.u", "witness.b")
+_SPARSE_PARTS = ("data", "indices", "indptr", "shape", "format")
+_STRINGS = {"kind", "meta", "witness.theorem"} | {f"{n}.format" for n in _ARRAYS}
+
+
+def is_npz(path: Any) -> bool:
+    """Whether ``path`` names a ``.npz`` file (by its extension)."""
+    return isinstance(path, (str, Path)) and str(path).lower().endswith(".npz")
+
+
+@dataclass
+class _Header:
+    shape: tuple
+    dtype: np.dtype
+    fortran: bool
+    stored: bool                  # ZIP_STORED: the data can be memory-mapped
+    offset: int                   # file offset of the array data (stored entries)
+
+
+@dataclass
+class NpzInstance:
+    """The arrays of a ``.npz`` instance, checked for shapes and kinds, not yet for values.
+
+    ``arrays[name]`` is a dense numpy array or a scipy sparse array (integer numerators when
+    ``exact``, float64 otherwise); ``den[name]`` the denominators of an exact array."""
+
+    path: str
+    exact: bool
+    arrays: dict = field(default_factory=dict)
+    den: dict = field(default_factory=dict)
+    witness: dict = field(default_factory=dict)
+    meta: Any = None
+
+    @property
+    def num_states(self) -> int:
+        return int(self.arrays["A"].shape[0])
+
+    @property
+    def num_tokens(self) -> int:
+        return int(self.arrays["W"].shape[0])
+
+    def fractions(self, name: str) -> np.ndarray | None:
+        """The exact array ``name`` as a dense Fraction object array (small models only)."""
+        from fractions import Fraction
+
+        arr = self.arrays.get(name)
+        if arr is None:
+            return None
+        dense = arr.toarray() if hasattr(arr, "toarray") else np.asarray(arr)
+        den = np.asarray(self.den[name]).reshape(-1)
+        if dense.ndim == 1:
+            d = int(den[0])
+            return np.array([Fraction(int(v), d) for v in dense.tolist()], dtype=object)
+        out = np.empty(dense.shape, dtype=object)
+        for h in range(dense.shape[1]):
+            d = int(den[h])
+            out[:, h] = [Fraction(int(v), d) for v in dense[:, h].tolist()]
+        return out
+
+    def floats(self, name: str) -> np.ndarray | None:
+        """The array ``name`` as dense float64 (a float file's values; an exact file's rounded)."""
+        arr = self.arrays.get(name)
+        if arr is None:
+            return None
+        dense = arr.toarray() if hasattr(arr, "toarray") else np.asarray(arr)
+        if not self.exact:
+            return np.asarray(dense, dtype=float)
+        den = np.asarray(self.den[name], dtype=float).reshape(-1)
+        return dense / (den[0] if dense.ndim == 1 else den[None, :])
+
+
+def _fail(path, text: str) -> InstanceFileError:
+    return InstanceFileError(f"{path}: {text}")
+
+
+def _headers(path: str, zf: zipfile.ZipFile) -> dict[str, _Header]:
+    """Name -> header of every ``.npy`` member, read without reading any array data."""
+    out = {}
+    for info in zf.infolist():
+        if not info.filename.endswith(".npy"):
+            raise _fail(path, f"unexpected member {info.filename!r} (a .npz instance holds .npy arrays only)")
+        name = info.filename[:-4]
+        try:
+            with zf.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                if version == (1, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+                elif version in ((2, 0), (3, 0)):
+                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+                else:
+                    raise ValueError(f"unsupported .npy version {version}")
+                header_len = fh.tell()
+        except (ValueError, EOFError, OSError, zlib.error, zipfile.BadZipFile, SyntaxError) as exc:
+            raise _fail(path, f"entry {name!r} is not a readable .npy array ({exc})") from None
+        if dtype.hasobject:
+            raise _fail(path, f"entry {name!r} is an object (pickled) array; instance files hold plain "
+                              "numbers only and are never unpickled")
+        stored = info.compress_type == zipfile.ZIP_STORED
+        offset = 0
+        if stored:                                  # local header: 30 bytes + name + extra field
+            with open(path, "rb") as fh:
+                fh.seek(info.header_offset)
+                local = fh.read(30)
+                if len(local) < 30 or local[:4] != b"PK\x03\x04":
+                    raise _fail(path, f"entry {name!r}: damaged zip header (a truncated file?)")
+                n_name = int.from_bytes(local[26:28], "little")
+                n_extra = int.from_bytes(local[28:30], "little")
+                offset = info.header_offset + 30 + n_name + n_extra + header_len
+        out[name] = _Header(tuple(int(s) for s in shape), dtype, bool(fortran), stored, offset)
+    return out
+
+
+def npz_sizes(path: str | Path) -> tuple[int, int]:
+    """``(|H|, |X|)`` of a ``.npz`` instance from its headers alone (no array is read)."""
+    p = str(path)
+    _check_file(p)
+    try:
+        with zipfile.ZipFile(p) as zf:
+            heads = _headers(p, zf)
+            shapes = {n: _matrix_shape(p, zf, heads, n) for n in ("A", "W")}
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise _fail(p, f"not a readable .npz file ({exc})") from None
+    return shapes["A"][0], shapes["W"][0]
+
+
+def _check_file(path: str) -> None:
+    try:
+        info = Path(path).stat()
+    except FileNotFoundError:
+        raise InstanceFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InstanceFileError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InstanceFileError(f"{path}: is a directory, expected a .npz instance file")
+    if not stat.S_ISREG(info.st_mode):
+        raise InstanceFileError(f"{path}: not a regular file (a pipe or device); save it to a regular file first")
+    if info.st_size > MAX_NPZ_BYTES:
+        raise LimitError(f"{path}: {info.st_size} bytes; the limit for a .npz instance is {MAX_NPZ_BYTES} bytes")
+
+
+def _read(path: str, zf: zipfile.ZipFile, heads: dict, name: str) -> np.ndarray:
+    """One array: memory-mapped when stored uncompressed, else read (never unpickled)."""
+    h = heads[name]
+    try:
+        if h.stored and h.dtype.itemsize and math.prod(h.shape) > 0:
+            return np.memmap(path, dtype=h.dtype, mode="r", offset=h.offset, shape=h.shape,
+                             order="F" if h.fortran else "C")
+        with zf.open(name + ".npy") as fh:
+            return np.lib.format.read_array(fh, allow_pickle=False)
+    except (ValueError, EOFError, OSError, zlib.error, zipfile.BadZipFile) as exc:
+        raise _fail(path, f"entry {name!r} cannot be read ({exc}); the file may be truncated") from None
+
+
+def _string(path, zf, heads, name) -> str:
+    h = heads[name]
+    if h.dtype.kind != "U" or h.shape not in ((), (1,)):
+        raise _fail(path, f"entry {name!r} must be a string (a 0-d unicode array), found dtype {h.dtype} "
+                          f"shape {h.shape}")
+    return str(_read(path, zf, heads, name).reshape(()))
+
+
+def _matrix_shape(path, zf, heads, name) -> tuple[int, ...]:
+    """The shape of array ``name`` (dense or sparse) from headers (and the tiny shape entry)."""
+    if name in heads:
+        return heads[name].shape
+    if f"{name}.shape" in heads:
+        h = heads[f"{name}.shape"]
+        if h.dtype.kind not in "iu" or h.shape != (2,):
+            raise _fail(path, f"entry '{name}.shape' must be two integers, found dtype {h.dtype} shape {h.shape}")
+        shape = tuple(int(v) for v in _read(path, zf, heads, f"{name}.shape"))
+        if min(shape) < 0:
+            raise _fail(path, f"entry '{name}.shape' is {list(shape)}: sizes must be nonnegative")
+        return shape
+    raise _fail(path, f"missing array {name!r} (dense {name!r}, or sparse '{name}.data', '{name}.indices', "
+                      f"'{name}.indptr', '{name}.shape', '{name}.format')")
+
+
+def _numeric(path, name: str, h: _Header, exact: bool | None) -> bool:
+    """Whether the data of ``name`` is integer (exact) or float; refuses other dtypes."""
+    if h.dtype.kind in "iu":
+        if h.dtype.itemsize > 8 or (h.dtype.kind == "u" and h.dtype.itemsize == 8):
+            raise _fail(path, f"entry {name!r}: integers must fit int64, found dtype {h.dtype}")
+        return True
+    if h.dtype.kind == "f" and h.dtype.itemsize <= 8:
+        return False
+    raise _fail(path, f"entry {name!r}: expected float64 values or int64 numerators, found dtype {h.dtype}")
+
+
+def read_npz(path: str | Path) -> NpzInstance:
+    """The arrays of a ``.npz`` instance (module docstring), decided from the headers first.
+
+    Raises:
+        InstanceFileError: not a zip of ``.npy`` arrays, a truncated file, an object (pickled)
+            array, unknown or missing entries, a bad sparse structure or mixed float and exact
+            arrays; LimitError: the file or its entry count beyond the limits.
+    """
+    p = str(path)
+    _check_file(p)
+    try:
+        zf = zipfile.ZipFile(p)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise _fail(p, f"not a readable .npz file ({exc})") from None
+    with zf:
+        heads = _headers(p, zf)
+        known = set(_STRINGS) | {f"{n}{s}" for n in _ARRAYS + _WITNESS for s in ("", ".den")} | {
+            f"{n}.{part}" for n in _ARRAYS for part in _SPARSE_PARTS}
+        unknown = sorted(set(heads) - known)
+        if unknown:
+            raise _fail(p, f"unknown entry {unknown[0]!r} (allowed: kind, A, W, pi0, mu, their .den and sparse "
+                           "parts, witness.theorem, witness.u, witness.b, meta)")
+        total = sum(math.prod(h.shape) for h in heads.values())
+        if total > MAX_NPZ_ENTRIES:
+            raise LimitError(f"{p}: {total} array entries; the limit for a .npz instance is {MAX_NPZ_ENTRIES} "
+                             "(store A and W sparse)")
+        if "kind" not in heads:
+            raise _fail(p, "missing entry 'kind' (the string 'hmm')")
+        kind = _string(p, zf, heads, "kind")
+        if kind != "hmm":
+            raise _fail(p, f"'kind' must be 'hmm' in a .npz instance (memory HMMs are JSON only), found {kind!r}")
+        out = NpzInstance(p, exact=False)
+        kinds = {}
+        for name in _ARRAYS:
+            if name == "mu" and "mu" not in heads and "mu.data" not in heads:
+                continue
+            arr, is_int = _load_array(p, zf, heads, name)
+            out.arrays[name] = arr
+            kinds[name] = is_int
+        if len(set(kinds.values())) > 1:
+            ints = sorted(n for n, k in kinds.items() if k)
+            floats = sorted(n for n, k in kinds.items() if not k)
+            raise _fail(p, f"{', '.join(ints)} hold integer numerators but {', '.join(floats)} hold floats; an "
+                           "instance is all exact (integers with .den) or all float")
+        out.exact = bool(kinds and next(iter(kinds.values())))
+        for name in list(out.arrays) + [w for w in _WITNESS if w in heads]:
+            den_name = f"{name}.den"
+            if name in _WITNESS:
+                if len(heads[name].shape) not in (1, 2):
+                    raise _fail(p, f"entry {name!r}: expected a vector (or one row per class), found shape "
+                                   f"{heads[name].shape}")
+                is_int = _numeric(p, name, heads[name], None)
+                if is_int != out.exact:
+                    raise _fail(p, f"entry {name!r} must be {'integer numerators with .den' if out.exact else 'float'} "
+                                   "like the model's arrays")
+                out.witness[name.split(".")[1]] = np.asarray(_read(p, zf, heads, name))
+            if out.exact:
+                if den_name not in heads:
+                    raise _fail(p, f"{name} holds integer numerators but {den_name!r} (the denominators) is missing")
+                out.den[name] = _denominators(p, zf, heads, name, out.arrays.get(name, out.witness.get(name[8:])))
+            elif den_name in heads:
+                raise _fail(p, f"{den_name!r} given but {name} holds floats (denominators go with integer numerators)")
+        if "witness.theorem" in heads:
+            out.witness["theorem"] = _string(p, zf, heads, "witness.theorem")
+        if "meta" in heads:
+            try:
+                out.meta = json.loads(_string(p, zf, heads, "meta"))
+            except json.JSONDecodeError as exc:
+                raise _fail(p, f"entry 'meta' is not JSON text ({exc.msg})") from None
+    return out
+
+
+def _load_array(path, zf, heads, name) -> tuple[Any, bool]:
+    """A dense or sparse array and whether it holds integers, structure checked."""
+    if name in heads:
+        if any(f"{name}.{part}" in heads for part in _SPARSE_PARTS):
+            raise _fail(path, f"{name!r} is given both dense and as sparse parts; keep one")
+        h = heads[name]
+        is_int = _numeric(path, name, h, None)
+        want = 2 if name in ("A", "W") else None
+        if want and len(h.shape) != 2:
+            raise ValidationError(f"{path}: {name}: expected a matrix, found shape {h.shape}")
+        if name == "pi0" and len(h.shape) != 1:
+            raise ValidationError(f"{path}: pi0: expected shape (|H|,) (one probability per hidden state), "
+                                  f"found {h.shape}")
+        return _read(path, zf, heads, name), is_int
+    missing = [f"{name}.{part}" for part in _SPARSE_PARTS if f"{name}.{part}" not in heads]
+    if len(missing) == len(_SPARSE_PARTS):
+        _matrix_shape(path, zf, heads, name)           # raises: missing array
+    if missing:
+        raise _fail(path, f"sparse {name!r} lacks {missing[0]!r}")
+    fmt = _string(path, zf, heads, f"{name}.format")
+    if fmt not in ("csr", "csc"):
+        raise _fail(path, f"'{name}.format' must be 'csr' or 'csc', found {fmt!r}")
+    shape = _matrix_shape(path, zf, heads, name)
+    if name not in ("A", "W"):
+        raise _fail(path, f"{name!r}: only A and W may be stored sparse")
+    hd, hi, hp = heads[f"{name}.data"], heads[f"{name}.indices"], heads[f"{name}.indptr"]
+    is_int = _numeric(path, f"{name}.data", hd, None)
+    for part, h in (("indices", hi), ("indptr", hp)):
+        if h.dtype.kind not in "iu" or len(h.shape) != 1:
+            raise _fail(path, f"'{name}.{part}' must be a vector of integers, found dtype {h.dtype} shape {h.shape}")
+    major, minor = (shape[0], shape[1]) if fmt == "csr" else (shape[1], shape[0])
+    if len(hd.shape) != 1 or hd.shape != hi.shape or hp.shape != (major + 1,):
+        raise _fail(path, f"sparse {name!r} ({fmt}, shape {list(shape)}): data {hd.shape}, indices {hi.shape} and "
+                          f"indptr {hp.shape} do not fit (expected equal data and indices, indptr of {major + 1})")
+    data = np.asarray(_read(path, zf, heads, f"{name}.data"))
+    indices = np.asarray(_read(path, zf, heads, f"{name}.indices"), dtype=np.int64)
+    indptr = np.asarray(_read(path, zf, heads, f"{name}.indptr"), dtype=np.int64)
+    if indptr[0] != 0 or indptr[-1] != len(data) or np.any(np.diff(indptr) < 0):
+        raise _fail(path, f"sparse {name!r}: indptr must start at 0, never decrease and end at {len(data)}")
+    if len(indices) and (indices.min() < 0 or indices.max() >= minor):
+        raise _fail(path, f"sparse {name!r}: an index is outside 0..{minor - 1}")
+    from scipy import sparse
+
+    maker = sparse.csr_array if fmt == "csr" else sparse.csc_array
+    mat = maker((data, indices, indptr), shape=shape)
+    if not mat.has_canonical_format:
+        mat = mat.copy()
+        mat.sum_duplicates()
+        if mat.nnz != len(data):
+            raise _fail(path, f"sparse {name!r}: an entry is stored twice (duplicate indices in one "
+                              f"{'row' if fmt == 'csr' else 'column'})")
+    return mat, is_int
+
+
+def _denominators(path, zf, heads, name, arr) -> np.ndarray:
+    """The denominators of ``name``: one per column of a matrix, one for a vector; positive."""
+    h = heads[f"{name}.den"]
+    if h.dtype.kind not in "iu":
+        raise _fail(path, f"'{name}.den' must hold integers, found dtype {h.dtype}")
+    _numeric(path, f"{name}.den", h, None)
+    shape = np.shape(arr)
+    want = (shape[1],) if len(shape) == 2 else (1,)
+    den = np.asarray(_read(path, zf, heads, f"{name}.den"), dtype=np.int64).reshape(-1)
+    if den.shape != want:
+        raise ValidationError(f"{path}: {name}.den: expected {want[0]} denominator(s) "
+                              f"({'one per column' if len(shape) == 2 else 'one for the vector'}), found {den.size}")
+    if den.size and den.min() <= 0:
+        k = int(np.argmin(den))
+        raise ValidationError(f"{path}: {name}.den[{k}] is {int(den[k])}, expected a positive denominator")
+    return den
+
+
+def exact_parts(values: np.ndarray, *, name: str, per_column: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(numerators int64, denominators int64)`` of an exact (Fraction) array: one common
+    denominator per column (``per_column``) or for the whole vector.
+
+    Raises:
+        LimitError: a numerator or denominator beyond int64 (the JSON format has no such limit).
+    """
+    arr = np.asarray(values, dtype=object)
+    cols = arr.reshape(arr.shape[0], -1) if per_column else arr.reshape(-1, 1)
+    nums = np.empty(cols.shape, dtype=np.int64)
+    dens = np.empty(cols.shape[1], dtype=np.int64)
+    top = 2 ** 63 - 1
+    for h in range(cols.shape[1]):
+        col = cols[:, h].tolist()
+        d = math.lcm(*(v.denominator for v in col)) if col else 1
+        ints = [v.numerator * (d // v.denominator) for v in col]
+        if d > top or any(abs(v) > top for v in ints):
+            raise LimitError(f"{name}: the exact values of column {h} need integers beyond int64 over a common "
+                             "denominator; save this model as JSON instead (no size limit per number)")
+        nums[:, h] = ints
+        dens[h] = d
+    return nums.reshape(arr.shape), dens
+
+
+def write_npz(path: str | Path, arrays: dict, *, meta: Any = None, compressed: bool = False) -> None:
+    """Write entries (already in the module's layout) as a ``.npz`` file, uncompressed by
+    default (so that a reader can memory-map the arrays), with ``meta`` as JSON text."""
+    entries = dict(arrays)
+    if meta is not None:
+        entries["meta"] = np.array(json.dumps(meta, default=str))
+    for k, v in entries.items():
+        if isinstance(v, np.ndarray) and v.dtype.hasobject:
+            raise ValueError(f"write_npz: {k} is an object array")
+    try:
+        with open(path, "wb") as fh:
+            (np.savez_compressed if compressed else np.savez)(fh, **entries)
+    except OSError as exc:
+        raise InstanceFileError(f"{path}: cannot write ({exc.strerror})") from None
