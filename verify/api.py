@@ -51,6 +51,7 @@ class TheoremReport:
     data: dict = field(repr=False)
     request: TheoremRequest = field(repr=False)
     details: dict = field(default_factory=dict, repr=False, compare=False)
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def verdict(self) -> str:
@@ -74,92 +75,64 @@ class TheoremReport:
         """A deep copy of the report: the object ``verify theorem --json`` prints."""
         return copy.deepcopy(self.data)
 
-    def rows(self) -> list[dict]:
-        """One row per checked sequence (those with ``Pr(x) = 0`` included, marked), decided
-        again the slow, general way, exactly: ``sequence``, ``possible``, ``in_R``, ``F_star``,
-        ``F``, ``agree``, ``tie``, and the margins ``task_margin`` (``mu . P[H_0 | x]``, or
-        ``mu . P[M_j* | x]``) and ``head_margin`` (the head's output before the threshold), as
-        exact ``Fraction`` values (``None`` for a task with several classes, decided by
-        argmax of its scores). Empty when no witness was checked. Costs about a millisecond
-        per sequence and state (it recomputes every posterior and ``G`` exactly).
+    def rows(self, *, exact: bool = False) -> list[dict]:
+        """One row per checked sequence (those with ``Pr(x) = 0`` included, marked), recomputed
+        from the instance and witness independently of the checker's counts: ``sequence``,
+        ``length``, ``possible``, ``in_R``, ``F_star``, ``F``, ``agree``, ``tie``, the margins
+        ``task_margin`` (``mu . P[H_0 | x]``, or ``mu . P[M_j* | x]``) and ``head_margin`` (the
+        head's output before the threshold), and ``exact``.
+
+        By default the margins are floats with a certified bound beside them
+        (``task_margin_bound``: ``|exact margin - task_margin| <= bound``); rows the bound cannot
+        settle (ties, near-ties) are computed exactly, so ``F_star``, ``F`` and ``tie`` are always
+        proven. ``exact=True`` gives every margin as an exact ``Fraction``. ``None`` where
+        ``Pr(x) = 0``, and for a task with several classes (decided by argmax of its scores).
+        Empty when no witness was checked. Computed once per kind, in batches of bounded memory,
+        and cached (each call returns fresh dicts).
+
+        Raises:
+            LimitError: (an ``InputError``) exact rows that would exceed the limits of exact
+                checks, refused before any work.
         """
-        from fractions import Fraction
+        from .report_rows import report_rows
 
-        witness = self.details.get("witness")
-        if witness is None:
-            return []
-        model, out = self.details["model"], []
-        if theorem_spec(self.request.id).memory:
-            from .theorems.memory.check import decide_direct
+        key = "exact" if exact else "float"
+        if key not in self._cache:
+            self._cache[key] = report_rows(self.request.id, self.details, exact=bool(exact))
+        return [dict(r, sequence=list(r["sequence"])) for r in self._cache[key]]
 
-            for seq in self.details["sequences"]:
-                d = decide_direct(model, witness, self.details["H_star"], seq)
-                out.append({"sequence": list(seq), "possible": d.possible, "in_R": d.in_R,
-                            "F_star": d.expected, "F": d.got, "agree": d.in_R and d.expected == d.got,
-                            "tie": d.tie, "task_margin": d.task_margin, "head_margin": d.head_margin})
-            return out
-        from ..models.hmm.task import class_label, is_multiclass, label
-        from .theorems.vanilla.check import margins_direct
-
-        b, u = witness.b, getattr(witness, "u", None)
-        for seq in self.details["sequences"]:
-            star, head, possible = margins_direct(model, self.request.id, b, u, seq)
-            if is_multiclass(model.mu):     # k classes: the scores decide, there is no one margin
-                top = sorted(star)[-2:]
-                out.append({"sequence": list(seq), "possible": possible, "in_R": possible,
-                            "F_star": class_label(star), "F": class_label(head),
-                            "agree": possible and class_label(star) == class_label(head),
-                            "tie": possible and top[0] == top[1], "task_margin": None, "head_margin": None})
-                continue
-            out.append({"sequence": list(seq), "possible": possible, "in_R": possible,
-                        "F_star": label(star), "F": label(head), "agree": possible and label(star) == label(head),
-                        "tie": possible and star == 0, "task_margin": Fraction(star), "head_margin": Fraction(head)})
-        return out
-
-    def to_frame(self):
-        """:meth:`rows` as a pandas DataFrame (``pip install pandas``), the margins as exact
-        ``Fraction`` objects and, beside them, as floats (``task_margin_float``,
-        ``head_margin_float``) for plotting.
+    def to_frame(self, *, exact: bool = False, digits: int = 20):
+        """:meth:`rows` as a pandas DataFrame (``pip install pandas``). With ``exact`` the margins
+        are decimals (``digits`` significant digits, correctly rounded) with the exact fractions a
+        column away (``task_margin_exact``, ``head_margin_exact``); otherwise floats with their
+        certified bounds.
 
         Raises:
             ImportError: pandas is not installed (the message says how to install it).
         """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("TheoremReport.to_frame needs pandas: pip install pandas") from None
-        frame = pd.DataFrame(self.rows(), columns=["sequence", "possible", "in_R", "F_star", "F", "agree",
-                                                   "tie", "task_margin", "head_margin"])
-        for name in ("task_margin", "head_margin"):
-            frame[f"{name}_float"] = [None if v is None else float(v) for v in frame[name]]
-        return frame
+        from .report_view import rows_frame
+
+        return rows_frame(self.rows(exact=exact), exact=exact, digits=digits)
+
+    def plot(self, *, ax=None, near: float | None = None):
+        """Margins by sequence length (matplotlib), ties and near-ties (``|margin| <= near``,
+        default 1e-6) marked, and the robustness radius; returns the Figure (works with the
+        ``Agg`` backend)."""
+        from .report_view import NEAR_TIE, plot_margins
+
+        return plot_margins(self.rows(), self.data, ax=ax, near=NEAR_TIE if near is None else near)
+
+    def __str__(self) -> str:
+        """The readable report ``verify theorem`` prints (the same renderer)."""
+        from .report_view import report_text
+
+        return report_text(self.data)
 
     def _repr_html_(self) -> str:
-        """A small table for notebooks: verdict, mode, instance, assumptions and counts."""
-        from html import escape
+        """The readable report as an HTML table for notebooks."""
+        from .report_view import report_html
 
-        d = self.data
-        colour = {"verified": "#1a7f37", "refuted": "#cf222e", "assumptions-fail": "#9a6700"}[d["verdict"]]
-        inst = d.get("instance") or {}
-        sizes = ", ".join(f"{k} {v}" for k, v in inst.items() if k in ("hidden", "vocab", "memory", "cells",
-                                                                     "syntax", "classes") and v is not None)
-        rows = [("verdict", f'<b style="color:{colour}">{escape(self.verdict)}</b>'),
-                ("mode", escape(str(d.get("mode"))) + ("" if self.proven else " (proves nothing)")),
-                ("instance", escape(f"{inst.get('source', '')} ({sizes})"))]
-        for name, a in (d.get("assumptions") or {}).items():
-            rows.append((f"assumption {escape(name)}", ("holds: " if a.get("holds") else "fails: ")
-                         + escape(str(a.get("why", "")))))
-        seqs = d.get("sequences") or {}
-        if seqs:
-            rows.append(("sequences", escape(f"{seqs.get('agree')}/{seqs.get('checked')} agree with F* "
-                                             f"({seqs.get('how')}, length {seqs.get('length')})")))
-        if d.get("labels"):
-            rows.append(("labels of F*", escape(", ".join(f"{k}: {v}" for k, v in d["labels"].items()))))
-        if d.get("counterexample"):
-            rows.append(("counterexample", escape(str(d["counterexample"].get("kind")))))
-        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
-                       for k, v in rows)
-        return f"<table><caption>Theorem {escape(str(d['theorem']))}</caption>{body}</table>"
+        return report_html(self.data, self.verdict, self.proven)
 
     def __repr__(self) -> str:
         seqs = self.data.get("sequences") or {}

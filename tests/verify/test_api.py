@@ -172,7 +172,7 @@ def test_rows_match_the_report_and_the_brute_force_oracle(theorem):
     from tests import oracle
 
     report = headprompt.check(None, theorem, **{**CASES[theorem], "samples": 40})
-    rows = report.rows()
+    rows = report.rows(exact=True)
     counted = [r for r in rows if r["in_R"]]
     seqs = report.to_dict()["sequences"]
     assert len(counted) == seqs["in_R"] and sum(r["agree"] for r in counted) == seqs["agree"]
@@ -189,12 +189,22 @@ def test_rows_match_the_report_and_the_brute_force_oracle(theorem):
         assert r["F"] == int(r["head_margin"] >= 0)
 
 
-def test_to_frame_has_exact_and_float_margins():
+def test_to_frame_has_decimal_margins_with_the_exact_form_beside_them():
     pytest.importorskip("pandas")
-    frame = headprompt.check(None, "3.6", **{**CASES["3.6"], "samples": 20}).to_frame()
-    assert {"sequence", "F_star", "F", "task_margin", "head_margin", "task_margin_float"} <= set(frame.columns)
-    assert all(float(a) == b for a, b in zip(frame["task_margin"], frame["task_margin_float"]))
-    assert (frame["F_star"] == (frame["task_margin_float"] >= 0)).all()
+    from decimal import Decimal
+    from fractions import Fraction
+
+    report = headprompt.check(None, "3.6", **{**CASES["3.6"], "samples": 20})
+    frame = report.to_frame(exact=True)
+    assert {"sequence", "F_star", "F", "task_margin", "task_margin_exact", "head_margin_exact"} <= set(frame.columns)
+    live = frame[frame["possible"]]
+    for dec, text, f_star in zip(live["task_margin"], live["task_margin_exact"], live["F_star"]):
+        exact = Fraction(text)
+        assert isinstance(dec, Decimal) and abs(Fraction(dec) - exact) <= abs(exact) * Fraction(1, 10 ** 19)
+        assert f_star == int(exact >= 0)
+    floats = report.to_frame()
+    assert (abs(floats["task_margin"] - live["task_margin_exact"].map(lambda t: float(Fraction(t))))
+            <= floats["task_margin_bound"] + 1e-300).dropna().all()
 
 
 def test_a_float_report_cannot_be_read_as_a_proof():

@@ -31,7 +31,7 @@ def test_a_witness_wrong_only_on_a_near_tie_is_refuted_by_default(monkeypatch):
     tuned, x0 = _near_tie_instance()
     good = headprompt.check(tuned, "3.6", samples=2000)
     assert good.verdict == "verified"
-    head = dataclasses.replace(good, details={**good.details, "sequences": [tuple(x0)]}).rows()[0]["head_margin"]
+    head = dataclasses.replace(good, details={**good.details, "sequences": [tuple(x0)]}).rows(exact=True)[0]["head_margin"]
     assert head < 0
     w = good.to_dict()["witness"]
     # G sums to 1, so adding |head margin| to every entry of b moves every head margin up by it:
