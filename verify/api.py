@@ -24,7 +24,7 @@ from ..models.exceptions import InputError
 from .theorems.registry import theorem_spec
 from .theorems.requests import TheoremRequest
 
-__all__ = ["check", "load", "run_theorem", "TheoremReport", "EXIT_CODES", "DETAILS"]
+__all__ = ["check", "check_paths", "load", "run_theorem", "TheoremReport", "EXIT_CODES", "DETAILS"]
 
 DETAILS = "_details"
 """Key under which a report builder leaves the checked model, witness and sequences for
@@ -196,4 +196,34 @@ def check(instance: Any, theorem: str, **options: Any) -> TheoremReport:
     elif instance is not None:
         raise InputError(f"instance {type(instance).__name__!r}: expected an HMM, a MemoryHMM, "
                          "the path of an instance file, or None (generate one)")
-    return run_theorem(TheoremRequest.from_options(theorem, **options))
+    request = TheoremRequest.from_options(theorem, **options)
+    check_paths(request)
+    return run_theorem(request)
+
+
+def check_paths(request: TheoremRequest) -> None:
+    """Every path argument of ``check``, before any work (as the command line does): the files
+    to read (``hmm``, a ``witness`` path) exist and are regular files; the files to write
+    (``out``, ``certificate``) can be written (:func:`~headprompt.verify.theorems.common.check_out_path`).
+
+    Raises:
+        InputError: ``name='path': problem``.
+    """
+    from .theorems.common import check_out_path
+
+    for name in ("hmm", "witness"):
+        path = getattr(request, name)
+        if not isinstance(path, str):
+            continue
+        if not os.path.exists(path):
+            raise InputError(f"{name}={path!r}: no such file")
+        if os.path.isdir(path):
+            raise InputError(f"{name}={path!r}: is a directory; give the path of a file")
+        if not os.access(path, os.R_OK):
+            raise InputError(f"{name}={path!r}: the file is not readable")
+    for name in ("out", "certificate"):
+        path = getattr(request, name)
+        try:
+            check_out_path(path, flag=name)
+        except InputError as exc:
+            raise InputError(str(exc).replace(f"{name} {path}", f"{name}={path!r}", 1)) from None

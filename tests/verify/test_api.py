@@ -245,3 +245,30 @@ def test_bad_arguments_of_load_and_create_are_input_errors(call, match):
     with pytest.raises(InputError, match=match) as info:
         call()
     assert "--" not in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["certificate", "out"])
+def test_output_paths_are_checked_before_any_work(tmp_path, monkeypatch, name):
+    from headprompt.verify import api
+
+    def no_work(request):                       # the check must refuse before running anything
+        raise AssertionError("ran the check before validating the paths")
+
+    monkeypatch.setattr(api, "run_theorem", no_work)
+    with pytest.raises(InputError, match=rf"^{name}='.*missing.*': the directory .* does not exist"):
+        headprompt.check(None, "3.6", hidden=1000, **{name: tmp_path / "missing" / "c.json"})
+    with pytest.raises(InputError, match=rf"^{name}='.*': is a directory"):
+        headprompt.check(None, "3.6", hidden=1000, **{name: tmp_path})
+
+
+@pytest.mark.parametrize("name", ["hmm", "witness"])
+def test_input_paths_are_checked_before_any_work(tmp_path, monkeypatch, name):
+    from headprompt.verify import api
+
+    monkeypatch.setattr(api, "run_theorem", lambda request: pytest.fail("ran before validating the paths"))
+    call = (lambda p: headprompt.check(p, "3.6")) if name == "hmm" else \
+        (lambda p: headprompt.check(None, "3.6", hidden=1000, witness=p))
+    with pytest.raises(InputError, match=rf"^{name}='.*nothing.json': no such file"):
+        call(str(tmp_path / "nothing.json"))
+    with pytest.raises(InputError, match=rf"^{name}='.*': is a directory"):
+        call(str(tmp_path))
