@@ -1,123 +1,161 @@
-"""``verify counterexample ID [--hidden N] [--vocab K] [--seed S] [--hmm FILE] [--json]``.
+"""``verify counterexample ID [--drop A] [--hidden N] [--vocab K] [--seed S] [--hmm FILE] [--out FILE]
+[--certificate FILE] [--examples N] [--max-length T] [--json]``.
 
-Builds (or reads) an instance on which the theorem's key assumption fails and prints checkable
-evidence of what goes wrong: for Theorem 3.3 a Motzkin certificate that no linear head fits
-``F*`` (checked exactly and independently); for 3.6 the requirement no basis set meets, the
-paper's recipe applied without it (checked exactly), a certificate that no head works with its
-prompt and certificates for the prompt family ``u = 1_B``, in seconds; ``--search`` adds a
-numerical search over every prompt (opt-in, with a progress bar), read against the majority
-baseline and the head-only fit. Memory theorems: exact certificates that no ``S*`` exists and
-the construction without it, checked. Exit 3 when an assumption fails (evidence printed), 0
-when every assumption holds (nothing to refute), 2 on bad input.
+The one command for counterexamples when an assumption fails (``verify explore --drop`` is
+its search, used here as the fallback). Builds the instance (a construction where the failure
+mode is known, else the bounded search, or ``--hmm``), then prints the strongest evidence:
+a certificate that the theorem's statement fails (re-checked exactly; ``--certificate`` writes
+it for ``python -m headprompt.certcheck``), else a disagreement of the paper's construction on
+a task with both labels, else the bound searched (not a proof). Exit 1 a counterexample was
+found (exact: a proof), 0 none found or every assumption holds, 2 bad input.
 """
 
 from __future__ import annotations
 
-import sys
+import os
 
 from ...models.exceptions import InputError
 from ..evidence import SEARCH_MAX_STEPS as MAX_STEPS
 from ..render import console, emit_json
 from ..theorems.common import check_out_path
-from ..theorems.requests import TheoremRequest
 from .common import THEOREMS, add_instance_options, add_json_option, add_theorem_id, ascii_int
 
 __all__ = ["add_parser", "run"]
 
-DESCRIPTION = ("Build (or read) an instance on which the theorem's key assumption fails and print "
-               "checkable evidence of what breaks: a Motzkin certificate that no linear head works, the "
-               "paper's construction applied without the assumption, and, with --search, a numerical "
-               "search over prompts and heads. Exit 3 when an assumption fails (evidence printed), 0 "
-               "when every assumption holds, 2 on bad input.")
-
+DESCRIPTION = ("Find a counterexample to a theorem with one assumption dropped (--drop; default its "
+               "non-degeneracy assumption: 3.3 -> 3.1, 3.6 -> 3.5, 4.3 -> 4.2, 4.6 -> 4.5, C.6 -> C.5). "
+               "A known construction first (Theorems 3.3 and 3.6, every assumption), else the property-based "
+               "search of 'verify explore --drop' within the stated bounds, or the instance given with --hmm. "
+               "Prints a certificate that the statement fails (checked exactly), or a disagreement of the "
+               "paper's construction on a task with both labels, or the bound searched (not a proof). "
+               "Exit 1 a counterexample was found, 0 none found (or every assumption holds), 2 bad input.")
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("counterexample", help="evidence of what breaks when an assumption fails",
+    p = sub.add_parser("counterexample", help="a counterexample when an assumption is dropped (certificates)",
                        description=DESCRIPTION)
     add_theorem_id(p)
+    p.add_argument("--drop", metavar="ASSUMPTION", default=None,
+                   help="the assumption to violate (default: the theorem's non-degeneracy assumption)")
     add_instance_options(p)
     add_json_option(p)
-    p.add_argument("--out", metavar="FILE", default=None, help="save the instance")
+    p.add_argument("--out", metavar="FILE", default=None,
+                   help="save the instance (with the construction's witness), replayable with verify theorem ID --hmm FILE")
+    p.add_argument("--certificate", metavar="FILE", default=None,
+                   help="write the statement-level certificate for python -m headprompt.certcheck")
+    p.add_argument("--examples", type=ascii_int, default=100, metavar="N",
+                   help="instances the fallback search draws (default 100)")
+    p.add_argument("--max-length", type=ascii_int, default=3, metavar="T",
+                   help="check every sequence of length 1..T (fewer when there would be more than 400) (default 3)")
     p.add_argument("--search", action="store_true",
-                   help="Theorem 3.6: also run a numerical search for any prompt + head (opt-in; minutes on "
-                        "large instances)")
+                   help="Theorem 3.6: also run a numerical search for any prompt + head (opt-in; not a proof)")
     p.add_argument("--search-steps", type=ascii_int, default=150, metavar="N",
                    help=f"Adam steps per fit of --search (budget, 1..{MAX_STEPS}; default 150)")
-    p.set_defaults(run=run, length=None, samples=0)
+    p.set_defaults(run=run)
+
+
+def _check_paths(args) -> None:
+    check_out_path(args.out)
+    check_out_path(args.certificate, flag="--certificate")
+    if args.out and args.certificate and os.path.realpath(args.out) == os.path.realpath(args.certificate):
+        raise InputError(f"--out and --certificate both name {args.out}: give two different files")
 
 
 def run(args) -> int:
-    # the evidence builders import torch and scipy: imported here, so that --help stays fast
-    import numpy as np
+    from ..evidence.refute import CounterexampleRequest, find_counterexample
 
-    from ...models.generate.families import failing_vanilla_instance
-    from ...models.hmm.files import save_instance
-    from ..theorems.registry import public_assumptions
-    from ..theorems.vanilla.report import load_or_generate
     if args.id not in THEOREMS:
         raise InputError(f"theorem {args.id!r}: expected one of {', '.join(THEOREMS)}")
-    request = TheoremRequest(id=args.id, hidden=args.hidden, vocab=args.vocab, memory=args.memory,
-                             cells=args.cells, seed=args.seed, hmm=args.hmm, out=args.out)
-    check_out_path(args.out)
+    _check_paths(args)
     if not 1 <= args.search_steps <= MAX_STEPS:
         raise InputError(f"--search-steps {args.search_steps}: expected a value in 1..{MAX_STEPS}")
     if args.search and args.id != "3.6":
         raise InputError(f"--search: the numerical search is for Theorem 3.6 (prompt + head), not {args.id}")
-    if args.id not in ("3.3", "3.6"):
-        from ..theorems.memory import report as memory_report
+    model = None
+    if args.hmm:
+        from ...models.hmm.files import load_instance
+        from ..theorems.registry import theorem_spec
 
-        result = memory_report.counterexample(request)
-    else:
-        if args.hmm:
-            hmm, instance = load_or_generate(request, args.id)
-        else:
-            hidden = 25 if args.hidden is None else args.hidden
-            hmm, how = failing_vanilla_instance(args.id, hidden, request.vocab,
-                                                rng=np.random.default_rng(args.seed))
-            instance = {"hidden": hidden, "vocab": request.vocab, "seed": args.seed, "source": "generated",
-                        "how": how}
-        results = public_assumptions(hmm, args.id)
-        failed = {k: v for k, v in results.items() if not v["holds"]}
-        result = {"theorem": args.id, "instance": instance, "assumptions": results,
-                  "failed": sorted(failed),
-                  "counterexample": _evidence(hmm, args, failed) if failed else None}
-        if args.out:
-            save_instance(hmm, args.out, meta={"theorem": args.id, "instance": instance})
+        model = load_instance(args.hmm)
+        kind = "memory-hmm" if type(model).__name__ == "MemoryHMM" else "hmm"
+        if kind != theorem_spec(args.id).kind:
+            raise InputError(f"--hmm {args.hmm}: a {kind} instance, but Theorem {args.id} is about a "
+                             f"{theorem_spec(args.id).kind}")
+    request = CounterexampleRequest(theorem=args.id, drop=args.drop, model=model, source=args.hmm,
+                                    hidden=args.hidden, vocab=args.vocab, seed=args.seed,
+                                    examples=args.examples, max_length=args.max_length)
+    result = find_counterexample(request)
+    model = result.pop("model", None)
+    witness, H_star = result.pop("witness", None), result.pop("H_star", None)
+    if args.search and model is not None:
+        from ..evidence.search import optimize_prompt_and_head
+
+        result["search"] = optimize_prompt_and_head(model, samples=1000, steps=args.search_steps, seed=args.seed)
+    if args.out and model is not None:
+        _save(model, args, result, witness, H_star)
+    if args.certificate:
+        _certificate(model, args, result)
     if args.json:
         emit_json(result)
     else:
-        _render(result)
-    return 3 if result["failed"] else 0
+        render(result)
+    return 1 if result["found"] else 0
 
 
-def _evidence(hmm, args, failed: dict) -> dict | None:
-    """The evidence of ``counterexample_for``; for 3.6 with ``--search`` the search too, with a
-    progress bar on a terminal."""
-    from ..theorems.vanilla.report import counterexample_for, no_basis_set_evidence
+def _save(model, args, result: dict, witness, H_star) -> None:
+    from ...models.hmm.files import save_instance
 
-    if not (args.search and "3.5" in failed):
-        return counterexample_for(hmm, args.id, failed, seed=args.seed)
-    bar = None
-    if not args.json and sys.stderr.isatty():
-        from tqdm import tqdm
-
-        bar = tqdm(total=2 * args.search_steps, desc="searching prompt + head", file=sys.stderr, leave=False,
-                   unit="step")
-    try:
-        return no_basis_set_evidence(hmm, failed["3.5"], seed=args.seed, search=True,
-                                     search_steps=args.search_steps, progress=None if bar is None else bar.update)
-    finally:
-        if bar is not None:
-            bar.close()
+    wd = None
+    if witness is not None:
+        wd = witness.as_dict()
+        if H_star is not None:
+            wd["H_star"] = list(H_star)
+    meta = {"theorem": args.id, "counterexample": {"dropped": result["dropped"], "kind": result["kind"],
+                                                   "instance": result["instance"]}}
+    save_instance(model, args.out, witness=wd, meta=meta)
+    result["saved"] = args.out
 
 
-def _render(result: dict) -> None:
-    from ..theorems.vanilla.report import render
+def _certificate(model, args, result: dict) -> None:
+    """Write the statement-level certificate through the certificate module's writer."""
+    if result["kind"] != "statement":
+        raise InputError(f"--certificate: no statement-level certificate was found for Theorem {args.id} "
+                         f"({result['reading']})")
+    from ..evidence import certificate as writer
 
-    if not result["failed"]:
-        out = console()
-        out.print(f"Theorem {result['theorem']}: every assumption holds on this instance; "
-                  "there is nothing to refute (run verify theorem to prove the conclusion).")
-        return
-    render({"verdict": "assumptions-fail", "mode": "exact", **result})
+    if not hasattr(writer, "write_evidence_certificate"):
+        raise InputError("--certificate: this version's certificate module has no writer for counterexample "
+                         "evidence yet (write_evidence_certificate)")
+    writer.write_evidence_certificate(model, args.id, result["counterexample"], args.certificate)
+    result["certificate"] = args.certificate
+
+
+def render(result: dict) -> None:
+    """A readable report of a counterexample result."""
+    out = console()
+    tid, drop = result["theorem"], result["dropped"]
+    out.print(f"[bold]counterexample Theorem {tid} without Assumption {drop}[/bold] (exact)")
+    inst = result["instance"]
+    sizes = ", ".join(f"{k} {v}" for k, v in (result.get("sizes") or {}).items())
+    out.print(f"instance: {inst['source']}{' (' + sizes + ')' if sizes else ''}: {inst['how']}")
+    for name, a in (result.get("assumptions") or {}).items():
+        out.print(f"  assumption {name}: {'holds' if a['holds'] else 'fails'}: {a['why']}")
+    ce = result["counterexample"]
+    if result["kind"] == "statement":
+        out.print(f"[red]statement fails[/red]: {ce['what']}")
+        for s, lab, y, z in zip(ce["sequences"], ce["labels"], ce["certificate"]["y"], ce["certificate"]["z"]):
+            out.print(f"    x = {s}  F*(x) = {lab}  y = {y}  z = {z}")
+    c = result.get("construction")
+    if c:
+        out.print(f"construction: {c['what']}")
+    if result.get("statement") and result["kind"] != "statement":
+        out.print(f"statement: {result['statement']['what']}")
+    if result.get("search"):
+        out.print(f"numerical search: {result['search']['interpretation']}")
+    out.print(f"reading: {result['reading']}")
+    if result.get("saved"):
+        out.print(f"saved to {result['saved']}; replay: verify theorem {tid} --hmm {result['saved']}")
+    if result.get("certificate"):
+        out.print(f"certificate written to {result['certificate']}; check it: python -m headprompt.certcheck "
+                  f"{result['certificate']}")
+    out.print(f"time: {result['seconds']:.2f} s")

@@ -30,20 +30,28 @@ from scipy.optimize import linprog
 
 from ...models.hmm.linalg import from_fmpq_mat, to_fmpq_mat
 from ...models.inference import exact as ie
-from ...models.hmm.values import HMM
+from ...models.exceptions import InputError
+from ...models.hmm.values import HMM, MemoryHMM
 from ...models.hmm.rational import format_fraction
 from ...models.hmm.task import label, task_margin
 
-__all__ = ["features_and_labels", "find_no_linear_head_certificate", "check_no_linear_head_certificate",
+__all__ = ["features_and_labels", "motzkin_combination", "find_no_linear_head_certificate", "check_no_linear_head_certificate",
            "prompt_family_certificates", "check_prompt_family_certificates", "MAX_FAMILY_SUBSETS"]
 
 MAX_FAMILY_SUBSETS = 255          # |H| <= 8 covers every nonempty B; beyond, the smallest B first
 
 
-def features_and_labels(hmm: HMM, sequences: Sequence[Sequence[int]], prompt: Sequence | None = None):
+def features_and_labels(model, sequences: Sequence[Sequence[int]], prompt: Sequence | None = None):
     """Exact features and ``F*(x)`` for each sequence with ``Pr(x) > 0``: ``G_1(x')``
     (``x' = (∅, x)``), or ``Gbar_2(u, e(∅), e(x))`` for a prompt ``u`` (``e(∅)`` is the
-    all-ones vector; ``Gbar_2`` ignores its own input). Returns ``(sequences, features, labels)``."""
+    all-ones vector; ``Gbar_2`` ignores its own input). On a :class:`MemoryHMM` (no prompt):
+    the memory model's ``G_1(x')`` (``Gbar`` with the reverse lifting, SPEC section 1) and
+    ``F*(x) = 1(mu . P[M_j* | X = x] >= 0)``. Returns ``(sequences, features, labels)``."""
+    if isinstance(model, MemoryHMM):
+        if prompt is not None:
+            raise InputError("a prompt certificate is about a vanilla HMM (Theorem 3.6)")
+        return _memory_features_and_labels(model, sequences)
+    hmm = model
     feats, labels, kept = [], [], []
     filler = [Fraction(1)] * hmm.num_states
     u = None if prompt is None else [Fraction(v) for v in prompt]
@@ -55,6 +63,21 @@ def features_and_labels(hmm: HMM, sequences: Sequence[Sequence[int]], prompt: Se
         g = ie.gbar(hmm, [filler] + emb, 0) if u is None else ie.gbar(hmm, [u, filler] + emb, 1)
         feats.append(g)
         labels.append(label(task_margin(hmm.mu, post)))
+        kept.append(list(seq))
+    return kept, feats, labels
+
+
+def _memory_features_and_labels(mhmm: MemoryHMM, sequences):
+    feats, labels, kept = [], [], []
+    filler = [Fraction(1)] * (mhmm.memory_values * mhmm.num_states)
+    emission = mhmm.emission_matrix()
+    for seq in sequences:
+        post = ie.memory_posterior(mhmm, seq)
+        if not any(post):
+            continue
+        g = ie.memory_gbar(mhmm, [filler] + [list(emission[z]) for z in seq], 0)
+        feats.append(g)
+        labels.append(label(task_margin(mhmm.mu, post)))
         kept.append(list(seq))
     return kept, feats, labels
 
@@ -78,23 +101,24 @@ def _exact_on_support(G: np.ndarray, signs: np.ndarray, support: list[int], labe
     return sol
 
 
-def find_no_linear_head_certificate(hmm: HMM, sequences: Sequence[Sequence[int]], *,
-                                    prompt: Sequence | None = None) -> dict | None:
-    """A certificate (SPEC section 4, ``kind: no-linear-head``) among ``sequences``, or None
-    when the LP finds none (the labels are linearly separable there) or the exact re-solve fails.
+def motzkin_combination(feats: Sequence[Sequence[Fraction]], labels: Sequence[int]):
+    """Motzkin's transposition theorem on exact rows: ``(used, y, z)`` with ``y >= 0`` on
+    label-0 rows (not all zero), ``z >= 0`` on label-1 rows and ``sum y_k g_k = sum z_k g_k``
+    exactly (integral, primitive; ``used`` the row indices, sorted), or None when the LP finds
+    none (the rows are separable by a linear head) or the exact re-solve on its support fails.
 
-    With ``prompt``, the features are ``Gbar_2(u, e(∅), e(x))`` and the certificate carries
-    ``"prompt"``. The certificate lists only the sequences it uses (the support of ``y`` and ``z``).
+    >>> from fractions import Fraction as F
+    >>> motzkin_combination([[F(1), F(1)], [F(1, 2), F(1, 2)], [F(1), F(0)]], [0, 1, 1])
+    ([0, 1], [Fraction(1, 1), Fraction(0, 1)], [Fraction(0, 1), Fraction(2, 1)])
     """
-    seqs, feats, labels = features_and_labels(hmm, sequences, prompt)
-    if not seqs or len(set(labels)) < 2:
+    if not feats or len(set(labels)) < 2:
         return None
-    G = np.array(feats, dtype=object)                       # [K, X] exact
+    G = np.array([list(g) for g in feats], dtype=object)      # [K, d] exact
     Gf = G.astype(float)
     lab = np.array(labels)
     label0 = lab == 0
     signs = np.where(label0, 1, -1)
-    K = len(seqs)
+    K = len(feats)
     # variables l_k >= 0; equalities: (signs * l) @ G = 0 and sum_{label 0} l = 1
     A_eq = np.vstack([(Gf * signs[:, None]).T, label0.astype(float)[None, :]])
     b_eq = np.zeros(A_eq.shape[0])
@@ -114,12 +138,29 @@ def find_no_linear_head_certificate(hmm: HMM, sequences: Sequence[Sequence[int]]
     lam = dict(zip(support, (Fraction(v // g) for v in ints)))
     y = [lam[k] if label0[k] else Fraction(0) for k in used]
     z = [lam[k] if not label0[k] else Fraction(0) for k in used]
+    return used, y, z
+
+
+def find_no_linear_head_certificate(model, sequences: Sequence[Sequence[int]], *,
+                                    prompt: Sequence | None = None) -> dict | None:
+    """A certificate (SPEC section 4, ``kind: no-linear-head``) among ``sequences``, or None
+    when the LP finds none (the labels are linearly separable there) or the exact re-solve fails.
+
+    With ``prompt``, the features are ``Gbar_2(u, e(∅), e(x))`` and the certificate carries
+    ``"prompt"``; on a :class:`MemoryHMM` they are the memory model's ``G_1(x')``. The
+    certificate lists only the sequences it uses (the support of ``y`` and ``z``).
+    """
+    seqs, feats, labels = features_and_labels(model, sequences, prompt)
+    found = motzkin_combination(feats, labels)
+    if found is None:
+        return None
+    used, y, z = found
     out = {"kind": "no-linear-head",
            "sequences": [seqs[k] for k in used],
-            "labels": [int(lab[k]) for k in used],
-            "features": [[format_fraction(v) for v in feats[k]] for k in used],
+           "labels": [int(labels[k]) for k in used],
+           "features": [[format_fraction(v) for v in feats[k]] for k in used],
            "certificate": {"y": [format_fraction(v) for v in y], "z": [format_fraction(v) for v in z]},
-           "searched": K}
+           "searched": len(seqs)}
     if prompt is not None:
         out["prompt"] = [format_fraction(Fraction(v)) for v in prompt]
     return out

@@ -46,7 +46,7 @@ from ...models.hmm.rational import format_array
 from ..theorems.registry import THEOREMS, check_assumptions, theorem_spec
 
 __all__ = ["ExploreRequest", "ExploreResult", "explore", "evaluate", "build_witness",
-           "construction_check", "statement_evidence", "STATEMENT_EVIDENCE", "replay_statement_evidence"]
+           "construction_check", "statement_evidence", "short_sequences", "instance_sizes", "STATEMENT_EVIDENCE", "replay_statement_evidence"]
 
 # theorems whose statement (not only the construction) has checkable evidence
 STATEMENT_EVIDENCE = {"3.3": "a Motzkin certificate that no linear head on G_1 computes F*",
@@ -139,7 +139,9 @@ def _vacuous(labels: dict) -> bool:
     return sum(v > 0 for v in labels.values()) < 2
 
 
-def _sequences(model, max_length: int) -> list[tuple[int, ...]]:
+def short_sequences(model, max_length: int) -> list[tuple[int, ...]]:
+    """Every sequence of length ``1..L`` with ``L <= max_length`` the largest that keeps at most
+    :data:`MAX_SEQUENCES` of them."""
     from .sequences import exhaustive
 
     X = model.num_tokens
@@ -245,7 +247,7 @@ def evaluate(model, theorem: str, drop: str | None, max_length: int, *, want: st
     disagreement of the construction's witness only) or ``"any"``. Without ``drop``, only the
     paper's construction is checked (and an assumption reported failing is itself a finding).
     """
-    seqs = _sequences(model, max_length)
+    seqs = short_sequences(model, max_length)
     if drop is None:
         results = check_assumptions(model, theorem)
         failed = sorted(k for k, v in results.items() if not v["holds"])
@@ -342,7 +344,7 @@ def _count_labels(request: ExploreRequest, progress_total: int) -> dict:
     @given(_strategy(request))
     def count(model):
         try:
-            chk = construction_check(model, request.theorem, _sequences(model, request.max_length))
+            chk = construction_check(model, request.theorem, short_sequences(model, request.max_length))
         except ConstructionError:
             return
         for k, v in chk["labels"].items():
@@ -373,7 +375,7 @@ def explore(request: ExploreRequest, *, progress: Callable | None = None,
         hit = evaluate(model, request.theorem, request.drop, request.max_length, want=want)
         if hit is None:                                   # pragma: no cover - shrinking keeps the property
             raise InternalError("the shrunk instance no longer gives a counterexample")
-        seqs = _sequences(model, request.max_length)
+        seqs = short_sequences(model, request.max_length)
         chk = None
         try:
             chk = construction_check(model, request.theorem, seqs)
@@ -394,7 +396,7 @@ def explore(request: ExploreRequest, *, progress: Callable | None = None,
             if replay is not None:
                 evidence = {**evidence, "statement_on_replay": replay}
         counterexample = {"instance": instance_to_dict(model), "kind": hit["kind"], "evidence": evidence,
-                          "sizes": _sizes(model),
+                          "sizes": instance_sizes(model),
                           "assumptions": {k: {"holds": v["holds"], "why": v["why"]} for k, v in assumptions.items()},
                           "labels": labels, "sequences_checked": len(seqs)}
         return ExploreResult(request, True, drawn, counterexample, time.perf_counter() - start, labels=labels,
@@ -436,7 +438,7 @@ def _construction_summary(chk: dict) -> dict:
     return out
 
 
-def _sizes(model) -> dict:
+def instance_sizes(model) -> dict:
     if isinstance(model, HMM):
         return {"hidden": model.num_states, "vocab": model.num_tokens}
     return {"cells": model.cells, "memory": model.memory_values, "syntax_states": model.syntax_states,
