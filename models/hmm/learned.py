@@ -24,6 +24,8 @@ hmmlearn is needed only when these functions are called (scipy for ``"h1"``).
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -31,7 +33,7 @@ import numpy as np
 from ..exceptions import InputError
 from .limits import FLOAT_TOLERANCE
 
-__all__ = ["initial_from_start", "closest_initial", "stationary_law", "start_to_initial", "StartLawWarning",
+__all__ = ["renormalize", "Renormalization", "RenormalizedWarning", "SOURCE_SUM_TOLERANCE", "initial_from_start", "closest_initial", "stationary_law", "start_to_initial", "StartLawWarning",
            "START_READINGS", "hmmlearn_arrays", "to_hmmlearn", "dynamax_arrays", "to_dynamax"]
 
 START_READINGS = ("h1", "h0", "stationary")
@@ -161,6 +163,101 @@ def initial_from_start(A: Any, start: Any, *, tolerance: float = FLOAT_TOLERANCE
     return x
 
 
+SOURCE_SUM_TOLERANCE = 1e-5 + 1e-8
+"""How far from 1 a fitted table's column may sum: ``np.allclose(sum, 1)`` with numpy's default
+tolerances, the test hmmlearn applies to its own parameters. A float32 fit (dynamax's default)
+misses 1 by about ``|H| * 6e-8``; a float64 fit by about ``1e-16``."""
+
+
+class RenormalizedWarning(UserWarning):
+    """A fitted model's columns did not sum to 1 within the float64 tolerance of
+    :meth:`HMM.create <headprompt.models.hmm.values.HMM.create>` (typically a float32 fit) and
+    were divided by their sums. ``renormalization`` (a :class:`Renormalization`) says how far
+    each table moved and bounds what that does to every posterior."""
+
+    def __init__(self, message: str, renormalization: "Renormalization") -> None:
+        super().__init__(message)
+        self.renormalization = renormalization
+
+
+@dataclass(frozen=True)
+class Renormalization:
+    """What dividing each fitted column by its sum changed.
+
+    Attributes:
+        dtype: the dtype of the given tables (``"float32"``, ``"float64"``).
+        sum_gap: per parameter (``"start"``, ``"A"``, ``"W"``) the largest ``|1 - column sum|`` as given.
+        tv: per parameter the largest column distance ``tv(given, renormalised)`` (``= gap / 2``
+            per column, float64).
+    """
+
+    dtype: str
+    sum_gap: dict
+    tv: dict
+
+    def path_tv(self, length: int) -> float:
+        """``delta_L = tv_start + L (tv_A + tv_W)``: total variation between the path measures of
+        the given and the renormalised model on ``L`` emitting positions
+        (:func:`headprompt.models.hmm.rationalize.path_tv`)."""
+        from .rationalize import path_tv
+
+        return float(path_tv(self.tv, length))
+
+    def conditional_bound(self, length: int, event_probability: Any) -> float:
+        """``min(1, 2 delta_L / Q(B))``: how far any entry of a posterior (or ``G_i``) given an event
+        ``B`` of probability ``Q(B)`` can move (:func:`headprompt.models.hmm.rationalize.conditional_bound`)."""
+        from .rationalize import conditional_bound
+
+        return float(conditional_bound({k: Fraction(v) for k, v in self.tv.items()}, length, event_probability))
+
+    def describe(self) -> str:
+        return (f"renormalised the {self.dtype} fit: columns summed to 1 within {max(self.sum_gap.values()):.2g}; "
+                f"column distances tv_A = {self.tv['A']:.3g}, tv_W = {self.tv['W']:.3g}, tv_start = "
+                f"{self.tv['start']:.3g}. Any posterior or G_i given an event B of probability Q(B) moves by at most "
+                f"2 (tv_start + L (tv_A + tv_W)) / Q(B) on L positions (delta_10 = {self.path_tv(10):.2g})")
+
+
+def _float_arrays(*tables: Any) -> tuple[list[np.ndarray], str]:
+    """``(tables as float64 arrays, their common dtype as given)``; a float32 value is read exactly."""
+    out = [np.asarray(t) for t in tables]
+    for t in out:
+        if t.dtype.kind not in "fiu":
+            raise InputError(f"expected arrays of numbers, found dtype {t.dtype}")
+    return [t.astype(np.float64) if t.dtype != np.float64 else t for t in out], str(np.result_type(*out))
+
+
+def renormalize(start_law: np.ndarray, A: np.ndarray, W: np.ndarray, *, names: tuple[str, str, str],
+                source: str, dtype: str = "float64") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(start_law, A, W)`` (``A``, ``W`` column-stochastic, float64), after checking that each
+    column sums to 1 within :data:`SOURCE_SUM_TOLERANCE` (the source library's own tolerance).
+    A table with a column sum further from 1 than the float64 tolerance of :meth:`HMM.create`
+    (``FLOAT_TOLERANCE``; typically a float32 fit) has every column divided by its sum, and a
+    :class:`RenormalizedWarning` says how far the model moved; other tables are kept as given.
+
+    Raises:
+        InputError: a negative or non-finite entry, or a column whose sum is not 1 within the
+            tolerance (naming the table and column).
+    """
+    gaps, tvs, out = {}, {}, []
+    for key, name, table in (("start", names[0], start_law[:, None]), ("A", names[1], A), ("W", names[2], W)):
+        if not np.all(np.isfinite(table)) or np.any(table < 0):
+            raise InputError(f"{source} {name}: entries must be finite and nonnegative")
+        sums = table.sum(axis=0)
+        gap = np.abs(sums - 1.0)
+        if table.size and gap.max() > SOURCE_SUM_TOLERANCE:
+            k = int(np.argmax(gap))
+            raise InputError(f"{source} {name}: a probability table sums to {sums[k]!r} (entry {k}), not 1 within "
+                             f"{SOURCE_SUM_TOLERANCE:.2g} (np.allclose); is the model fitted?")
+        fixed = table / sums if table.size and gap.max() > FLOAT_TOLERANCE else table   # else valid as given
+        gaps[key] = float(gap.max()) if table.size else 0.0
+        tvs[key] = float(0.5 * np.abs(fixed - table).sum(axis=0).max()) if table.size else 0.0
+        out.append(fixed)
+    if max(gaps.values()) > FLOAT_TOLERANCE:
+        r = Renormalization(dtype, gaps, tvs)
+        warnings.warn(RenormalizedWarning(r.describe(), r), stacklevel=5)
+    return out[0][:, 0], out[1], out[2]
+
+
 def hmmlearn_arrays(model: Any, *, pi0: Any = None, start: str = "h1") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(A, W, pi0)`` (float64) of a fitted ``hmmlearn.hmm.CategoricalHMM`` (module docstring);
     :meth:`HMM.from_hmmlearn <headprompt.models.hmm.values.HMM.from_hmmlearn>` builds the model.
@@ -176,20 +273,22 @@ def hmmlearn_arrays(model: Any, *, pi0: Any = None, start: str = "h1") -> tuple[
             that contradicts ``startprob_``.
     """
     try:
-        start_law = np.asarray(model.startprob_, dtype=float)
-        transmat = np.asarray(model.transmat_, dtype=float)
-        emission = np.asarray(model.emissionprob_, dtype=float)
+        (start_law, transmat, emission), dtype = _float_arrays(model.startprob_, model.transmat_,
+                                                               model.emissionprob_)
     except AttributeError as exc:
         raise InputError(f"from_hmmlearn: expected a fitted hmmlearn CategoricalHMM ({exc})") from None
-    return _from_start_law(start_law, transmat.T, emission.T, pi0=pi0, start=start, name="startprob_")
+    return _from_start_law(start_law, transmat.T, emission.T, pi0=pi0, start=start, name="startprob_", dtype=dtype)
 
 
 def _from_start_law(start_law: np.ndarray, A: np.ndarray, W: np.ndarray, *, pi0: Any, start: str,
-                    name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    name: str, names: tuple[str, str] = ("transmat_", "emissionprob_"),
+                    source: str = "hmmlearn", dtype: str = "float64") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(A, W, pi0)`` with ``pi0`` read from a library's law of the first emitting state (our
-    ``P[H_1]``) as ``start`` says, or checked against it when given (hmmlearn and dynamax)."""
+    ``P[H_1]``) as ``start`` says, or checked against it when given (hmmlearn and dynamax); the
+    fitted tables are renormalised first (:func:`renormalize`)."""
     if start not in START_READINGS:
         raise InputError(f"start: expected one of {', '.join(map(repr, START_READINGS))}, found {start!r}")
+    start_law, A, W = renormalize(start_law, A, W, names=(name,) + names, source=source, dtype=dtype)
     if pi0 is None:
         pi0 = start_to_initial(A, start_law, start)
     elif start != "h1":
@@ -213,15 +312,15 @@ def dynamax_arrays(params: Any, *, pi0: Any = None, start: str = "h1") -> tuple[
             ``pi0`` that contradicts ``initial.probs``.
     """
     try:
-        start_law = np.asarray(params.initial.probs, dtype=float)
-        transmat = np.asarray(params.transitions.transition_matrix, dtype=float)
-        emission = np.asarray(params.emissions.probs, dtype=float)
+        (start_law, transmat, emission), dtype = _float_arrays(
+            params.initial.probs, params.transitions.transition_matrix, params.emissions.probs)
     except AttributeError as exc:
         raise InputError(f"from_dynamax: expected the parameters of a dynamax CategoricalHMM ({exc})") from None
     if emission.ndim != 3 or emission.shape[1] != 1:
         raise InputError(f"from_dynamax: emissions.probs has shape {emission.shape}; one emission dimension "
                          "(|H|, 1, |X|) is a token sequence, other shapes are not")
-    return _from_start_law(start_law, transmat.T, emission[:, 0, :].T, pi0=pi0, start=start, name="initial.probs")
+    return _from_start_law(start_law, transmat.T, emission[:, 0, :].T, pi0=pi0, start=start, name="initial.probs",
+                           names=("transitions.transition_matrix", "emissions.probs"), source="dynamax", dtype=dtype)
 
 
 def to_dynamax(hmm: Any) -> tuple[Any, Any]:

@@ -64,7 +64,7 @@ from ..exceptions import InputError
 from .values import HMM, MemoryHMM
 from .rational import format_fraction, round_to_denominator
 
-__all__ = ["Rationalization", "rationalize", "exact_entries", "DEFAULT_PRUNE_BELOW",
+__all__ = ["Rationalization", "rationalize", "path_tv", "conditional_bound", "exact_entries", "DEFAULT_PRUNE_BELOW",
            "DEFAULT_MAX_DENOMINATOR"]
 
 DEFAULT_PRUNE_BELOW = 1e-3
@@ -169,6 +169,23 @@ def _exact_task(mu: np.ndarray | None) -> tuple[np.ndarray | None, Fraction]:
     return new, max(abs(Fraction(float(v)) - new[idx]) for idx, v in np.ndenumerate(mu))
 
 
+def path_tv(tv: dict, length: int):
+    """``delta_L = tv_0 + L (tv_A + tv_W)`` from per-parameter column distances ``tv`` (keys
+    ``"start"``, ``"A"``, ``"W"``): a bound on the total-variation distance of the path measures
+    on ``L`` emitting positions (eq. 1 of the module docstring). Exact for exact ``tv``."""
+    return tv["start"] + length * (tv["A"] + tv["W"])
+
+
+def conditional_bound(tv: dict, length: int, event_probability: Any):
+    """``min(1, 2 delta_L / Q(B))`` (eq. 2): how far any entry of a conditional law given ``B``
+    (a posterior, a ``G_i``, a prompt read-out) can differ between two models whose column
+    distances are ``tv``; ``event_probability`` is ``Q(B)``. 1 when ``Q(B) = 0``."""
+    q = Fraction(event_probability)
+    if q <= 0:
+        return Fraction(1)
+    return min(Fraction(1), 2 * Fraction(path_tv(tv, length)) / q)
+
+
 @dataclass(frozen=True)
 class Rationalization:
     """An exact model made from a float (or exact) one, with what the change can affect.
@@ -197,18 +214,12 @@ class Rationalization:
     mu_change: Fraction
 
     def path_tv(self, length: int) -> Fraction:
-        """``delta_L = tv_0 + L (tv_A + tv_W)``: a bound on the total-variation distance of the
-        path measures on ``L`` emitting positions (eq. 1 of the module docstring)."""
-        return self.tv["start"] + length * (self.tv["A"] + self.tv["W"])
+        """``delta_L`` of :func:`path_tv` for this conversion's column distances."""
+        return path_tv(self.tv, length)
 
     def conditional_bound(self, length: int, event_probability: Any) -> Fraction:
-        """``min(1, 2 delta_L / Q(B))`` (eq. 2): how far any entry of a conditional law given
-        ``B`` (a posterior, a ``G_i``, a prompt read-out) can differ between the reference and
-        the exact model; ``event_probability`` is ``Q(B)``, exact. 1 when ``Q(B) = 0``."""
-        q = Fraction(event_probability)
-        if q <= 0:
-            return Fraction(1)
-        return min(Fraction(1), 2 * self.path_tv(length) / q)
+        """:func:`conditional_bound` for this conversion's column distances."""
+        return conditional_bound(self.tv, length, event_probability)
 
     def to_dict(self) -> dict:
         """JSON form: exact values as ``"p/q"`` strings, with float readings beside them."""

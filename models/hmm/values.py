@@ -452,6 +452,10 @@ class HMM(_Sizes):
         :class:`~headprompt.models.hmm.learned.StartLawWarning` giving the distance), ``"h0"``
         (``pi0 = startprob_``) or ``"stationary"`` (``pi0`` = the stationary law of ``A``); see
         :mod:`headprompt.models.hmm.learned`. ``to_hmmlearn`` gives back ``A``, ``W`` and ``P[H_1]``.
+        float32 and float64 tables whose rows sum to 1 within hmmlearn's own tolerance
+        (``np.allclose``) are accepted; a table outside float64's ``1e-9`` is renormalised and a
+        :class:`~headprompt.models.hmm.learned.RenormalizedWarning` reports how far it moved
+        and what that bounds for every posterior.
 
         Raises:
             InputError: an unfitted model, an unknown ``start``, a ``pi0`` that contradicts
@@ -467,7 +471,8 @@ class HMM(_Sizes):
         """A float HMM from dynamax ``CategoricalHMM`` parameters (one emission dimension):
         ``initial.probs`` read as ``start`` exactly like hmmlearn's ``startprob_`` (see
         :meth:`from_hmmlearn`), ``A = transition_matrix.T``, ``W = emissions.probs[:, 0, :].T``;
-        see :func:`headprompt.models.hmm.learned.dynamax_arrays`."""
+        see :func:`headprompt.models.hmm.learned.dynamax_arrays`. A float32 fit (dynamax's
+        default) is renormalised as in :meth:`from_hmmlearn`, with a ``RenormalizedWarning``."""
         from .learned import dynamax_arrays
 
         A, W, pi0 = dynamax_arrays(params, pi0=pi0, start=start)

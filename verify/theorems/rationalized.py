@@ -17,26 +17,43 @@ from ...models.hmm.rationalize import Rationalization, rationalize
 
 __all__ = ["rationalized_source", "hinting_float_models"]
 
-def rationalized_source(source: Any, prune_below: float | None) -> tuple[Any, Rationalization | None]:
+def rationalized_source(source: Any, prune_below: float | None, *,
+                        mode: str | None = None) -> tuple[Any, Rationalization | None]:
     """``(source, None)`` without a threshold; otherwise ``(exact model, rationalization)`` for
     an instance file (read exactly when it is, else as floats) or an instance object.
+
+    In ``mode="float"`` (a run that proves nothing) a float instance is accepted without a
+    threshold, as ``verify posterior --mode float`` accepts it: its entries are read as the
+    binary rationals they are and each column is renormalised exactly (nothing pruned or
+    rounded), and the returned rationalization reports how far that moved it.
 
     Raises:
         InputError: an unreadable file, or a threshold outside ``[0, 1)``.
     """
+    if prune_below is None and mode == "float" and source is not None:
+        model = source if isinstance(source, (HMM, MemoryHMM)) else _load_either(source)
+        if model.exact:
+            return model, None
+        r = rationalize(model, prune_below=0, max_denominator=None)
+        return r.model, r
     if prune_below is None:
         return source, None
     if isinstance(source, (HMM, MemoryHMM)):
         model = source
     else:
-        from ...models.hmm.files import load_instance
-
-        try:
-            model = load_instance(source, exact=True)
-        except ValidationError:                      # columns that miss 1 as decimals: a float model
-            model = load_instance(source, exact=False)
+        model = _load_either(source)
     r = rationalize(model, prune_below=prune_below)
     return r.model, r
+
+
+def _load_either(path: Any) -> HMM | MemoryHMM:
+    """An instance file read exactly when it is exact, else as floats."""
+    from ...models.hmm.files import load_instance
+
+    try:
+        return load_instance(path, exact=True)
+    except ValidationError:                      # columns that miss 1 as decimals: a float model
+        return load_instance(path, exact=False)
 
 
 @contextmanager

@@ -353,3 +353,105 @@ def test_dynamax_round_trip_and_posteriors_agree():
         HMM.from_dynamax(params, pi0=[1, 0, 0, 0, 0])
     with pytest.raises(InputError, match="from_dynamax"):
         HMM.from_dynamax(object())
+
+
+# ---------------------------------------------------------------- float32 fits (issue 27)
+
+def _float32_tables(seed, hidden=4, vocab=5):
+    """Row-stochastic float32 tables normalised in float32, as dynamax's fit_em leaves them: rows
+    sum to 1 only within float32 rounding (about 1e-7), far outside float64's 1e-9."""
+    rng = np.random.default_rng(seed)
+
+    def stochastic(shape):
+        x = (rng.random(shape) + 0.1).astype(np.float32)
+        return x / x.sum(axis=-1, keepdims=True, dtype=np.float32)
+
+    return stochastic(hidden), stochastic((hidden, hidden)), stochastic((hidden, vocab))
+
+
+def _dynamax_params(start, trans, emit):
+    """An object with the fields of dynamax's ParamsCategoricalHMM (initial.probs,
+    transitions.transition_matrix, emissions.probs of shape (|H|, 1, |X|))."""
+    return SimpleNamespace(initial=SimpleNamespace(probs=start),
+                           transitions=SimpleNamespace(transition_matrix=trans),
+                           emissions=SimpleNamespace(probs=emit[:, None, :]))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_float32_fits_are_renormalised_and_the_move_is_reported(seed):
+    from headprompt.models.hmm.learned import RenormalizedWarning
+
+    start, trans, emit = _float32_tables(seed)
+    assert np.abs(trans.astype(np.float64).sum(axis=1) - 1).max() > 1e-9      # what create() refuses
+    for build in (lambda: HMM.from_dynamax(_dynamax_params(start, trans, emit), start="h0"),
+                  lambda: HMM.from_hmmlearn(SimpleNamespace(startprob_=start, transmat_=trans, emissionprob_=emit),
+                                            start="h0")):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            model = build()
+        moved = [w.message for w in seen if isinstance(w.message, RenormalizedWarning)]
+        assert len(moved) == 1 and "float32" in str(moved[0])
+        r = moved[0].renormalization
+        # the renormalised columns sum to 1 in float64, and the reported distances are the
+        # column total variations recomputed here from the float32 tables
+        assert np.allclose(model.A.sum(axis=0), 1, atol=1e-15, rtol=0)
+        given_A = trans.astype(np.float64).T
+        assert r.tv["A"] == pytest.approx(max(_tv(given_A[:, h], model.A[:, h]) for h in range(4)), rel=1e-9)
+        assert r.tv["W"] == pytest.approx(max(_tv(emit.astype(np.float64)[h], model.W[:, h]) for h in range(4)),
+                                          rel=1e-9)
+        assert 0 < r.tv["A"] < 1e-6 and r.path_tv(10) == pytest.approx(r.tv["start"] + 10 * (r.tv["A"] + r.tv["W"]))
+        assert r.conditional_bound(10, 0.5) == pytest.approx(min(1.0, 4 * r.path_tv(10)))
+
+
+def test_sums_beyond_the_source_tolerance_are_refused():
+    start, trans, emit = _float32_tables(3)
+    bad = trans.copy()
+    bad[1] *= np.float32(0.99)
+    with pytest.raises(InputError, match=r"^dynamax transitions.transition_matrix: a probability table sums to "):
+        HMM.from_dynamax(_dynamax_params(start, bad, emit), start="h0")
+    with pytest.raises(InputError, match="emissionprob_: entries must be finite and nonnegative"):
+        HMM.from_hmmlearn(SimpleNamespace(startprob_=start, transmat_=trans, emissionprob_=-emit), start="h0")
+
+
+def test_a_float64_hmmlearn_fit_is_kept_as_given(fits):
+    from headprompt.models.hmm.learned import RenormalizedWarning
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        ours = HMM.from_hmmlearn(fits[1], start="h0")
+    assert not [w for w in seen if isinstance(w.message, RenormalizedWarning)]
+    assert np.array_equal(ours.A, fits[1].transmat_.T) and np.array_equal(ours.W, fits[1].emissionprob_.T)
+
+
+def test_theorem_in_float_mode_accepts_a_float_instance_file(tmp_path, capsys, fits):
+    """``verify theorem --mode float`` reads a float file as ``verify posterior --mode float``
+    does: uncertified (exit 5), the exact renormalisation reported; exact mode still refuses it."""
+    model = HMM.from_hmmlearn(fits[1], start="h0", mu=[1, -1, 0, 0])
+    path = tmp_path / "fit.json"
+    model.save(path)
+    assert main(["theorem", "3.6", "--hmm", str(path), "--mode", "float", "--json", "--samples", "50"]) == 5
+    out = json.loads(capsys.readouterr().out)
+    assert out["certified"] is False and out["instance"]["rationalized"]["pruned_entries"] == 0
+    assert main(["posterior", "--hmm", str(path), "--mode", "float", "--seq", "0 1"]) == 5
+    capsys.readouterr()
+    assert main(["theorem", "3.6", "--hmm", str(path), "--samples", "50"]) == 2
+    assert "--rationalize" in capsys.readouterr().err
+
+
+def test_an_hmmlearn_model_holding_float32_tables_converts(fits):
+    """A real hmmlearn CategoricalHMM whose fitted tables are stored as float32 (rows then miss 1
+    by ~1e-8, outside float64's tolerance): converted, renormalised, and hmmlearn's own posteriors
+    on it agree with ours to float32 accuracy."""
+    from headprompt.models.hmm.learned import RenormalizedWarning
+
+    m = hmmlearn_hmm.CategoricalHMM(n_components=4, n_features=3, init_params="")
+    m.transmat_ = fits[1].transmat_.astype(np.float32)
+    m.startprob_ = (m.transmat_.T.astype(np.float64) @ np.full(4, 0.25)).astype(np.float32)   # reachable: P[H_1]
+    m.emissionprob_ = fits[1].emissionprob_.astype(np.float32)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        ours = HMM.from_hmmlearn(m)
+    assert any(isinstance(w.message, RenormalizedWarning) for w in seen)
+    x = [0, 2, 1, 1]
+    post = m.predict_proba(_column(x))
+    assert iff.posterior_hidden(ours, [x], 2)[0] == pytest.approx(post[1], abs=1e-6)

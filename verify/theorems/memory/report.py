@@ -55,7 +55,8 @@ def load_or_generate(args, tid: str) -> tuple[MemoryHMM, dict]:
     """The instance to check and the ``instance`` block of the report."""
     given = getattr(args, "model", None)
     if args.hmm or given is not None:
-        source, conversion = rationalized_source(args.hmm or given, getattr(args, "rationalize", None))
+        source, conversion = rationalized_source(args.hmm or given, getattr(args, "rationalize", None),
+                                                 mode=getattr(args, "mode", None))
         model = load_task_instance(source, tid, memory=True)
         if tid == "4.6" and model.cells != 1:
             raise InputError(f"{args.hmm or 'the instance'}: Theorem 4.6 is about one memory cell; the "

@@ -36,7 +36,8 @@ def load_or_generate(args, theorem_id: str) -> tuple[HMM, dict]:
     """The instance to check, and the ``instance`` block of the report."""
     given = getattr(args, "model", None)
     if args.hmm or given is not None:
-        source, conversion = rationalized_source(args.hmm or given, getattr(args, "rationalize", None))
+        source, conversion = rationalized_source(args.hmm or given, getattr(args, "rationalize", None),
+                                                 mode=getattr(args, "mode", None))
         model = load_task_instance(source, theorem_id, memory=False)
         instance = {"hidden": model.num_states, "vocab": model.num_tokens, "seed": args.seed,
                     "source": args.hmm or "object"}
