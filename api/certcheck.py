@@ -1,18 +1,35 @@
-"""Re-check a ``verify theorem --certificate`` file with the Python standard library alone.
+"""Re-check a headprompt certificate with the Python standard library alone.
 
     python -m headprompt.certcheck FILE        (or: python api/certcheck.py FILE)
 
-Exit 0: every claim was re-derived from the instance and holds. Exit 1: a claim fails (one
-line names the first). Exit 2: the file is unreadable or not a certificate. Nothing printed in
-the certificate is trusted: the checker recomputes ``P[H_0 | x]``, ``F*(x)``, the head's input
-``G`` (Theorem 3.3: ``G_1(∅, x)``; Theorem 3.6: ``Gbar_2(u, e(∅), e(x))``) by its own
-forward-backward pass in ``fractions.Fraction``, and compares. Theorems 4.3, 4.6 and C.6
-(memory-augmented HMMs) are re-derived on the lifted chain ``(m_1..m_N, h)``: membership in ``R``
-(eq. 4.3), ``mu . P[M_j* | x]``, ``Gbar_i`` through the reverse lifting ``phi``, the argmax
-attention head, and the rank condition that makes ``H*`` the non-degeneracy assumption's set.
-The format is documented field by field in docs/certificates.md. Conventions (SPEC section 1): ``A[h', h] = P[H' = h' | H = h]``
-(columns sum to 1), ``W[x, h] = P[X = x | H = h]``, ``pi0 = P[H_0]``, ``P[H_1] = A pi0``,
-``F*(x) = 1(mu . P[H_0 | x] >= 0)`` and the head's label ``1(b . G >= 0)`` (ties are label 1).
+Exit 0: accepted, every claim re-derived from the instance (the line says exactly what is
+proven). Exit 1: rejected (one line naming the first claim that fails; ``rejected: vacuous: ...``
+when a claim would hold only vacuously). Exit 2: unreadable (not a regular file, over a size
+limit, not strict JSON, a missing or malformed field). Nothing printed in the certificate is
+trusted: the checker recomputes every posterior, label, feature, rank, left inverse, kernel
+vector and support-graph property it relies on.
+
+What is checked (docs/certificates.md has the field-by-field format and the proofs):
+
+- The theorem id fixes the claim's shape: Theorems 3.3 and 3.6 need a vanilla HMM
+  (``kind: "hmm"``), 4.3, 4.6 and C.6 a memory-augmented HMM, 4.6 with one cell. 3.3 reads
+  ``G_1(∅, x)``; 3.6 reads ``Gbar_2(u, e(∅), e(x))`` with the certificate's prompt
+  ``u in [0, 1]^|H|``.
+- ``claim: "theorem"``: the verdict ``verified`` (the witness computes ``F*`` on every sequence
+  with ``Pr(x) > 0``, by an exact identity, or on the listed sequences), ``refuted`` (the witness
+  disagrees with ``F*`` on a listed sequence) or ``assumptions-fail`` (an assumption of the
+  theorem fails, with evidence). Every assumption of the theorem is in ``assumptions`` and is
+  re-derived: 3.1 (a left inverse of ``W``, or a kernel vector), 3.2 and 4.4 (recomputed from
+  the support of ``A`` and ``pi0``), 3.5 (``B``, ``H*`` and a left inverse of ``W[:, H*]``, or a
+  blocking state with kernel vectors), 4.2/4.5/C.5 (exact ranks, or per-state evidence).
+- ``claim: "no-linear-head"``: Motzkin's transposition theorem on recomputed features: no
+  linear head on the theorem's features fits ``F*`` on the listed sequences (for the one prompt
+  given, for 3.6). ``claim: "no-prompt-and-head"`` (3.6): no prompt and head at all.
+
+Conventions (SPEC section 1): ``A[h'][h] = P[H' = h' | H = h]``, ``W[x][h] = P[X = x | H = h]``,
+``pi0 = P[H_0]``, ``P[H_1] = A pi0``; a binary task is ``F*(x) = 1(mu . P[H_0 | x] >= 0)``, a task
+with ``k >= 2`` rows ``F*(x) = argmax_c mu_c . P[H_0 | x]`` (ties to the largest class); heads
+likewise. Arithmetic is on integers: each matrix is scaled by one common denominator.
 
 This file imports only the standard library, so it can be audited and run without headprompt.
 """
@@ -20,43 +37,170 @@ This file imports only the standard library, so it can be audited and run withou
 from __future__ import annotations
 
 import json
+import math
+import os
+import re
+import stat
 import sys
 from fractions import Fraction
 
-__all__ = ["check", "main", "Rejected", "FORMAT", "VERSION"]
+__all__ = ["check", "check_file", "main", "loads", "Rejected", "Vacuous", "Unreadable", "FORMAT", "VERSION",
+           "LIMITS"]
 
 FORMAT = "headprompt-certificate"
-VERSION = 1
+VERSION = 2
+
+LIMITS = {
+    "file_bytes": 64 * 2 ** 20,        # the largest certificate verify writes is about 11 MB
+    "number_digits": 300_000,          # digits of one integer (numerator or denominator)
+    "digit_work": 4 * 10 ** 11,        # sum of digits^2 over all numbers (int(str) is quadratic)
+    "states": 4096,                    # |H| (vanilla), |M| |H| (memory)
+    "tokens": 4096,                    # |X|
+    "classes": 64,
+    "cells": 64,
+    "lifted_states": 4096,             # |M|^N |H| of a memory instance
+    "rows": 20_000,                    # listed sequences
+    "length": 100_000,                 # tokens of one sequence
+    "work": 2 * 10 ** 9,               # sum over rows of length x (nonzeros of A + |H|)
+    "depth": 64,                       # JSON nesting
+}
+"""Every size is checked against these before any work; over a limit is exit 2 (unreadable)."""
+
+THEOREMS = {"3.3": ("hmm", ("3.1", "3.2")), "3.6": ("hmm", ("3.2", "3.5")),
+            "4.3": ("memory-hmm", ("3.2", "4.2")), "4.6": ("memory-hmm", ("4.4", "4.5")),
+            "C.6": ("memory-hmm", ("4.4", "C.5"))}
+"""theorem -> (instance kind, its assumptions), as the paper states them."""
+
+FEATURES = {"3.3": "G_1(∅, x)", "3.6": "Gbar_2(u, e(∅), e(x))", "4.3": "G_1(∅, x) of the memory-augmented HMM",
+            "4.6": "G_1(∅, x) of the memory-augmented HMM", "C.6": "G_1(∅, x) of the memory-augmented HMM"}
 
 
 class Rejected(Exception):
-    """A claim of the certificate does not hold (the message names it)."""
+    """A claim of the certificate does not hold (the message names it). Exit 1."""
+
+
+class Vacuous(Rejected):
+    """The claim would hold only vacuously (nothing it could have failed on). Exit 1."""
 
 
 class Unreadable(Exception):
-    """The certificate cannot be read (not JSON, a missing or malformed field)."""
+    """The certificate cannot be read: over a limit, not strict JSON, a field missing or malformed. Exit 2."""
 
 
-def _q(text, where):
-    """One rational from its string (``"3/7"``, ``"-2"``); integers are accepted too."""
-    if isinstance(text, bool) or not isinstance(text, (str, int)):
-        raise Unreadable(f"{where}: expected a rational as a string like \"3/7\", found {text!r}")
+# ---------------------------------------------------------------- strict reading
+
+_RATIONAL = re.compile(r"(-?)([0-9]+)(?:/([0-9]+))?", re.ASCII)
+
+
+class _Reader:
+    """Strict JSON: no duplicate keys, no floats or constants, bounded digits and nesting."""
+
+    def __init__(self):
+        self.work = 0
+
+    def digits(self, n: int, where: str) -> None:
+        if n > LIMITS["number_digits"]:
+            raise Unreadable(f"{where}: a number of {n} digits is over the limit of {LIMITS['number_digits']}")
+        self.work += n * n
+        if self.work > LIMITS["digit_work"]:
+            raise Unreadable("the numbers of this file are over the total digit limit")
+
+    def parse_int(self, text: str) -> int:
+        self.digits(len(text.lstrip("-")), "a JSON integer")
+        return int(text)
+
+    @staticmethod
+    def parse_float(text: str):
+        raise Unreadable(f"the JSON number {text[:40]} is not an integer: rationals are strings like \"3/7\"")
+
+    @staticmethod
+    def parse_constant(text: str):
+        raise Unreadable(f"{text} is not a number")
+
+    @staticmethod
+    def pairs(pairs):
+        out = {}
+        for key, value in pairs:
+            if key in out:
+                raise Unreadable(f"duplicate key {key!r}")
+            out[key] = value
+        return out
+
+
+_READER = _Reader()
+
+
+def _depth_ok(text: str) -> None:
+    """Nesting depth, counted outside strings, before json sees the text."""
+    depth, inside, escape = 0, False, False
+    for ch in text:
+        if inside:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                inside = False
+        elif ch == '"':
+            inside = True
+        elif ch in "[{":
+            depth += 1
+            if depth > LIMITS["depth"]:
+                raise Unreadable(f"nesting deeper than {LIMITS['depth']}")
+        elif ch in "]}":
+            depth -= 1
+
+
+def loads(data: bytes | str):
+    """Parse a certificate's bytes strictly (ASCII JSON; see :class:`_Reader`)."""
+    global _READER
+    if isinstance(data, bytes):
+        if len(data) > LIMITS["file_bytes"]:
+            raise Unreadable(f"over {LIMITS['file_bytes']} bytes")
+        try:
+            data = data.decode("ascii")
+        except UnicodeDecodeError:
+            raise Unreadable("not ASCII: a certificate is ASCII JSON (verify writes it so)") from None
+    _depth_ok(data)
+    _READER = _Reader()
     try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise Unreadable(f"{where}: {text!r} is not a rational") from None
+        return json.loads(data, object_pairs_hook=_Reader.pairs, parse_int=_READER.parse_int,
+                          parse_float=_Reader.parse_float, parse_constant=_Reader.parse_constant)
+    except RecursionError:
+        raise Unreadable("nesting too deep") from None
+    except ValueError as exc:
+        raise Unreadable(f"not JSON: {str(exc)[:200]}") from None
 
 
-def _vec(v, n, where):
-    if not isinstance(v, list) or (n is not None and len(v) != n):
-        raise Unreadable(f"{where}: expected a list of {n} rationals")
-    return [_q(t, f"{where}[{i}]") for i, t in enumerate(v)]
-
-
-def _mat(m, rows, cols, where):
-    if not isinstance(m, list) or len(m) != rows:
-        raise Unreadable(f"{where}: expected {rows} rows")
-    return [_vec(r, cols, f"{where}[{i}]") for i, r in enumerate(m)]
+def read_file(path: str):
+    """The parsed certificate at ``path``: a regular file, at most ``LIMITS["file_bytes"]``."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise Unreadable(exc.strerror or "cannot stat") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise Unreadable("not a regular file")
+    if info.st_size > LIMITS["file_bytes"]:
+        raise Unreadable(f"{info.st_size} bytes, over the limit of {LIMITS['file_bytes']}")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise Unreadable(exc.strerror or "cannot open") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Unreadable("not a regular file")
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > LIMITS["file_bytes"]:
+                raise Unreadable(f"over the limit of {LIMITS['file_bytes']} bytes")
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return loads(b"".join(chunks))
 
 
 def _field(d, key, where):
@@ -65,213 +209,630 @@ def _field(d, key, where):
     return d[key]
 
 
-class Instance:
-    """An HMM read from the certificate's ``instance`` block, checked to be stochastic."""
+def _q(text, where) -> Fraction:
+    """One rational from a string ``"-3/7"`` (ASCII digits only) or a JSON integer."""
+    if isinstance(text, bool) or not isinstance(text, (str, int)):
+        raise Unreadable(f"{where}: expected a rational as a string like \"3/7\", found {str(text)[:40]!r}")
+    if isinstance(text, int):
+        return Fraction(text)
+    if text == "0":
+        return _ZERO
+    match = _RATIONAL.fullmatch(text)
+    if match is None:
+        raise Unreadable(f"{where}: {text[:40]!r} is not a rational \"p\" or \"p/q\" (ASCII digits)")
+    sign, num, den = match.groups()
+    _READER.digits(len(num), where)
+    if den is None:
+        return Fraction(-int(num) if sign else int(num))
+    _READER.digits(len(den), where)
+    d = int(den)
+    if d == 0:
+        raise Unreadable(f"{where}: {text[:40]!r} has denominator 0")
+    return Fraction(-int(num) if sign else int(num), d)
+
+
+_ZERO = Fraction(0)
+
+
+def _list(v, n, where, what="entries"):
+    if not isinstance(v, list) or (n is not None and len(v) != n):
+        raise Unreadable(f"{where}: expected a list of {n} {what}")
+    return v
+
+
+def _vec(v, n, where):
+    return [_q(t, f"{where}[{i}]") for i, t in enumerate(_list(v, n, where, "rationals"))]
+
+
+def _mat(m, rows, cols, where):
+    return [_vec(r, cols, f"{where}[{i}]") for i, r in enumerate(_list(m, rows, where, "rows"))]
+
+
+def _size(v, where, limit, low=1):
+    if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= limit:
+        raise Unreadable(f"{where}: expected an integer in {low}..{limit}")
+    return v
+
+
+def _indices(v, n, where):
+    """A list of distinct indices in ``0..n-1`` (sorted on return)."""
+    v = _list(v, None, where, "indices")
+    if any(isinstance(h, bool) or not isinstance(h, int) or not 0 <= h < n for h in v) or len(set(v)) != len(v):
+        raise Unreadable(f"{where}: expected distinct indices in 0..{n - 1}")
+    return sorted(v)
+
+
+def _bool(v, where):
+    if not isinstance(v, bool):
+        raise Unreadable(f"{where}: expected true or false")
+    return v
+
+
+def _tokens(seq, m, where):
+    if not isinstance(seq, list) or not seq or len(seq) > LIMITS["length"]:
+        raise Unreadable(f"{where}: expected a nonempty list of at most {LIMITS['length']} tokens")
+    for z in seq:
+        if isinstance(z, bool) or not isinstance(z, int) or not 0 <= z < m:
+            raise Unreadable(f"{where}: expected tokens in 0..{m - 1}")
+    return tuple(seq)
+
+
+def _rows(v, where):
+    v = _list(v, None, where, "rows")
+    if len(v) > LIMITS["rows"]:
+        raise Unreadable(f"{where}: {len(v)} rows, over the limit of {LIMITS['rows']}")
+    return v
+
+
+def _keys(d, allowed, where):
+    if not isinstance(d, dict):
+        raise Unreadable(f"{where}: expected an object")
+    extra = sorted(set(d) - set(allowed))
+    if extra:
+        raise Unreadable(f"{where}: unknown field {extra[0]!r}")
+
+
+# ---------------------------------------------------------------- exact integer linear algebra
+
+def scaled(values):
+    """``(ints, D)`` with ``values[i] = ints[i] / D``, ``D`` the lcm of the denominators."""
+    D = 1
+    for v in values:
+        if v.denominator != 1:
+            D = math.lcm(D, v.denominator)
+            if D.bit_length() > LIMITS["number_digits"] * 4:
+                raise Unreadable("a common denominator is over the digit limit")
+    return [v.numerator * (D // v.denominator) for v in values], D
+
+
+def scaled_rows(rows):
+    flat, D = scaled([v for r in rows for v in r])
+    width = len(rows[0]) if rows else 0
+    return [flat[i * width:(i + 1) * width] for i in range(len(rows))], D
+
+
+def rank(columns) -> int:
+    """Rank of rational column vectors (fraction-free elimination on integers)."""
+    rows = [scaled(c)[0] for c in columns if any(c)]
+    r = 0
+    width = len(rows[0]) if rows else 0
+    for col in range(width):
+        pivot = next((i for i in range(r, len(rows)) if rows[i][col]), None)
+        if pivot is None:
+            continue
+        rows[r], rows[pivot] = rows[pivot], rows[r]
+        p = rows[r]
+        for i in range(r + 1, len(rows)):
+            f = rows[i][col]
+            if f:
+                row = [p[col] * rows[i][k] - f * p[k] for k in range(width)]
+                g = math.gcd(*row)
+                rows[i] = [v // g for v in row] if g > 1 else row
+        r += 1
+    return r
+
+
+def left_inverse_ok(L, columns) -> bool:
+    """``L C = I`` exactly, for ``C`` given by its columns (rationals)."""
+    if len(L) != len(columns):
+        return False
+    Li, DL = scaled_rows(L)
+    Ci, DC = scaled_rows(columns)
+    one = DL * DC
+    for a, row in enumerate(Li):
+        for b, col in enumerate(Ci):
+            if sum(x * y for x, y in zip(row, col) if x) != (one if a == b else 0):
+                return False
+    return True
+
+
+# ---------------------------------------------------------------- support graph (3.2, 4.4)
+
+def regularity(support_cols, pi0) -> tuple[bool, str]:
+    """Assumption 3.2 from the support of ``A`` (``support_cols[h]`` = states ``h`` moves to):
+    strongly connected, aperiodic (gcd of cycle lengths 1), ``pi0 > 0``."""
+    n = len(support_cols)
+
+    def reach(adj):
+        seen, stack = {0}, [0]
+        while stack:
+            h = stack.pop()
+            for g in adj[h]:
+                if g not in seen:
+                    seen.add(g)
+                    stack.append(g)
+        return seen
+
+    rev = [[] for _ in range(n)]
+    for h, succ in enumerate(support_cols):
+        for g in succ:
+            rev[g].append(h)
+    if len(reach(support_cols)) != n or len(reach(rev)) != n:
+        return False, "the support graph of A is not strongly connected"
+    level, order = {0: 0}, [0]
+    for h in order:
+        for g in support_cols[h]:
+            if g not in level:
+                level[g] = level[h] + 1
+                order.append(g)
+    period = 0
+    for h, succ in enumerate(support_cols):
+        for g in succ:
+            period = math.gcd(period, level[h] + 1 - level[g])
+    if period != 1:
+        return False, f"the chain is periodic (period {period})"
+    if any(p <= 0 for p in pi0):
+        return False, "pi0 is not positive on every state"
+    return True, "A is irreducible and aperiodic, pi0 > 0"
+
+
+# ---------------------------------------------------------------- labels
+
+def label(scores, binary: bool) -> int:
+    """``1(s >= 0)`` for one binary score; else the argmax with ties to the largest class."""
+    if binary:
+        return 1 if scores[0] >= 0 else 0
+    top = max(scores)
+    return max(c for c, s in enumerate(scores) if s == top)
+
+
+def task_rows(value, n, where):
+    """``mu``: a vector (binary task) or ``k >= 2`` rows. Returns ``(rows, binary)``."""
+    if isinstance(value, list) and value and all(isinstance(r, list) for r in value):
+        if not 2 <= len(value) <= LIMITS["classes"]:
+            raise Unreadable(f"{where}: a task with several classes has 2..{LIMITS['classes']} rows")
+        return _mat(value, len(value), n, where), False
+    return [_vec(value, n, where)], True
+
+
+def _stochastic(ints, D, where):
+    if any(v < 0 for v in ints) or sum(ints) != D:
+        raise Rejected(f"{where} is not a probability distribution")
+
+
+
+# ---------------------------------------------------------------- vanilla HMMs (3.3, 3.6)
+
+class Vanilla:
+    """A vanilla HMM (``kind: "hmm"``) read from ``instance``, checked to be stochastic, with
+    every matrix scaled to integers by one common denominator (``A = Aint / DA`` and so on)."""
 
     def __init__(self, block):
-        self.A = _field(block, "A", "instance")
-        n = len(self.A) if isinstance(self.A, list) else 0
-        if n == 0:
-            raise Unreadable("instance.A: expected a nonempty square matrix")
-        self.A = _mat(self.A, n, n, "instance.A")
-        W = _field(block, "W", "instance")
-        if not isinstance(W, list) or not W:
-            raise Unreadable("instance.W: expected a nonempty |X| x |H| matrix")
-        self.W = _mat(W, len(W), n, "instance.W")
+        _keys(block, ("kind", "A", "W", "pi0", "mu"), "instance")
+        A = _list(_field(block, "A", "instance"), None, "instance.A", "rows")
+        n = len(A)
+        if not 1 <= n <= LIMITS["states"]:
+            raise Unreadable(f"instance.A: expected 1..{LIMITS['states']} states")
+        W = _list(_field(block, "W", "instance"), None, "instance.W", "rows")
+        m = len(W)
+        if not 1 <= m <= LIMITS["tokens"]:
+            raise Unreadable(f"instance.W: expected 1..{LIMITS['tokens']} tokens")
+        self.n, self.m = n, m
+        self.A = _mat(A, n, n, "instance.A")
+        self.W = _mat(W, m, n, "instance.W")
         self.pi0 = _vec(_field(block, "pi0", "instance"), n, "instance.pi0")
-        self.mu = _vec(_field(block, "mu", "instance"), n, "instance.mu")
-        self.n, self.m = n, len(self.W)
-        for name, mat in (("A", self.A), ("W", self.W)):
-            for h in range(n):
-                col = [mat[r][h] for r in range(len(mat))]
-                if any(v < 0 for v in col) or sum(col) != 1:
-                    raise Rejected(f"instance.{name}: column {h} is not a probability distribution")
-        if any(v < 0 for v in self.pi0) or sum(self.pi0) != 1:
-            raise Rejected("instance.pi0 is not a probability distribution")
+        self.mu, self.binary = task_rows(_field(block, "mu", "instance"), n, "instance.mu")
+        Aint, self.DA = scaled_rows(self.A)
+        self.Wint, self.DW = scaled_rows(self.W)
+        self.pint, self.Dp = scaled(self.pi0)
+        for h in range(n):
+            _stochastic([Aint[i][h] for i in range(n)], self.DA, f"instance.A column {h}")
+            _stochastic([self.Wint[x][h] for x in range(m)], self.DW, f"instance.W column {h}")
+        _stochastic(self.pint, self.Dp, "instance.pi0")
+        self.cols = [[(i, Aint[i][h]) for i in range(n) if Aint[i][h]] for h in range(n)]
+        self.support = [[i for i, _ in col] for col in self.cols]          # h -> states it moves to
+        self.nnz = sum(len(c) for c in self.cols)
+        muint, self.Dmu = scaled_rows(self.mu)
+        self.R = [[c[h] * self.pint[h] for h in range(n)] for c in muint]   # mu_c ⊙ pi0, times Dmu Dp
 
     def step(self, vec):
-        """``A v``: the forward message one step on."""
-        return [sum(self.A[i][h] * vec[h] for h in range(self.n) if vec[h]) for i in range(self.n)]
-
-    def back(self, beta, weights):
-        """``A^T (weights ⊙ beta)``: the backward message one step back."""
-        wb = [weights[i] * beta[i] for i in range(self.n)]
-        return [sum(self.A[i][h] * wb[i] for i in range(self.n) if wb[i]) for h in range(self.n)]
-
-    def beta(self, seq):
-        """``beta[h] = P[X_{1:T} = x | H_0 = h]`` (equally: given the state just before ``x``)."""
-        b = [Fraction(1)] * self.n
-        for z in reversed(seq):
-            b = self.back(b, self.W[z])
-        return b
-
-    def task_margin(self, beta):
-        """``(mu . P[H_0 | x], Pr(x))``; the margin is 0 when ``Pr(x) = 0``."""
-        joint = [self.pi0[h] * beta[h] for h in range(self.n)]
-        total = sum(joint)
-        if total == 0:
-            return Fraction(0), total
-        return sum(m * j for m, j in zip(self.mu, joint)) / total, total
+        """``A v`` in rationals (used once or twice per certificate)."""
+        out = [Fraction(0)] * self.n
+        for h, col in enumerate(self.cols):
+            if vec[h]:
+                for i, a in col:
+                    out[i] += a * vec[h]
+        return [v / self.DA for v in out]
 
     def pre(self, theorem, u):
         """Forward message into the read position: ``A pi0`` (3.3), ``A (u ⊙ A pi0)`` (3.6)."""
         p1 = self.step(self.pi0)
-        if theorem == "3.3":
-            return p1
-        return self.step([u[h] * p1[h] for h in range(self.n)])
+        return p1 if theorem == "3.3" else self.step([a * b for a, b in zip(u, p1)])
 
-    def head_margin(self, b, pre, beta):
-        """``b . W tau / ||tau||_1`` with ``tau = pre ⊙ beta`` (0 when the norm is 0)."""
-        tau = [pre[h] * beta[h] for h in range(self.n)]
-        norm = sum(tau)
-        if norm == 0:
-            return Fraction(0)
-        return sum(b[z] * sum(self.W[z][h] * tau[h] for h in range(self.n)) for z in range(self.m)) / norm
+    def back(self, beta, z):
+        """One backward step in integers: ``A^T (W[z] ⊙ beta)`` times ``DA DW``."""
+        wb = [w * b for w, b in zip(self.Wint[z], beta)]
+        return [sum(a * wb[i] for i, a in col) for col in self.cols]
 
+    def budget(self, seqs):
+        work = sum(len(s) for s in seqs) * (self.nnz + self.n)
+        if work > LIMITS["work"]:
+            raise Unreadable(f"the listed sequences need {work} steps, over the limit of {LIMITS['work']}")
 
-def _label(margin):
-    return 1 if margin >= 0 else 0
+    def betas(self, seqs):
+        """Yield ``(k, beta_k)`` for every sequence, ``beta_k[h] = P[x_k | previous state h]``
+        times ``(DA DW)^len(x_k)``; sequences sharing a suffix share its backward steps."""
+        self.budget(seqs)
+        order = sorted(range(len(seqs)), key=lambda k: seqs[k][::-1])
+        path, stack = [], [[1] * self.n]
+        share = max((len(s) for s in seqs), default=0) * self.n <= 4_000_000
+        for k in order:
+            r = seqs[k][::-1]
+            common = 0
+            if share:
+                while common < len(path) and common < len(r) and path[common] == r[common]:
+                    common += 1
+            del path[common:]
+            del stack[common + 1:]
+            beta = stack[-1]
+            for z in r[common:]:
+                beta = self.back(beta, z)
+                if share:
+                    path.append(z)
+                    stack.append(beta)
+            yield k, beta
 
+    def task(self, beta):
+        """``(scores numerators, common positive denominator)`` of ``mu_c . P[H_0 | x]``; the
+        denominator is 0 when ``Pr(x) = 0``."""
+        total = sum(p * b for p, b in zip(self.pint, beta) if p)
+        return [sum(r * b for r, b in zip(row, beta) if r) for row in self.R], self.Dmu * total
 
-def _tokens(seq, m, where):
-    if not isinstance(seq, list) or not seq or any(isinstance(z, bool) or not isinstance(z, int)
-                                                   or not 0 <= z < m for z in seq):
-        raise Unreadable(f"{where}: expected a nonempty list of tokens in 0..{m - 1}")
-    return seq
-
-
-def _check_identity(inst, cert, theorem, b, u):
-    """``(W^T b) ⊙ pre = lambda mu ⊙ pi0`` with ``lambda > 0``: then ``b . W tau`` is ``lambda``
-    times ``mu . (pi0 ⊙ beta) = Pr(x) mu . P[H_0 | x]`` for every ``x`` (the read position's
-    backward message is ``beta`` of ``x``), so ``F = F*`` on every sequence (paper: Theorem 3.3's
-    proof; Lemma B.2 for 3.6)."""
-    ident = _field(cert, "identity", "certificate")
-    lam = _q(_field(ident, "lambda", "identity"), "identity.lambda")
-    if lam <= 0:
-        raise Rejected(f"identity: lambda = {lam} is not positive")
-    pre = inst.pre(theorem, u)
-    lhs = [sum(inst.W[z][h] * b[z] for z in range(inst.m)) * pre[h] for h in range(inst.n)]
-    rhs = [inst.mu[h] * inst.pi0[h] for h in range(inst.n)]
-    for h in range(inst.n):
-        if lhs[h] != lam * rhs[h]:
-            raise Rejected(f"identity: (W^T b)[{h}] pre[{h}] = {lhs[h]} but lambda mu[{h}] P[H_0 = {h}] "
-                           f"= {lam * rhs[h]}")
-    for key, mine in (("lhs", lhs), ("rhs", rhs)):
-        if key in ident and _vec(ident[key], inst.n, f"identity.{key}") != mine:
-            raise Rejected(f"identity.{key}: the printed terms are not the recomputed ones")
-    return pre
-
-
-def _check_sequences(inst, cert, theorem, b, pre, verdict):
-    rows = _field(cert, "sequences", "certificate")
-    if not isinstance(rows, list):
-        raise Unreadable("sequences: expected a list")
-    disagreements = 0
-    for k, row in enumerate(rows):
-        where = f"sequences[{k}]"
-        seq = _tokens(_field(row, "x", where), inst.m, f"{where}.x")
-        beta = inst.beta(seq)
-        star, prob = inst.task_margin(beta)
-        head = inst.head_margin(b, pre, beta)
-        if _q(_field(row, "task_margin", where), f"{where}.task_margin") != star:
-            raise Rejected(f"{where}: task margin mu . P[H_0 | x] is {star}, not {row['task_margin']}")
-        if _q(_field(row, "head_margin", where), f"{where}.head_margin") != head:
-            raise Rejected(f"{where}: head margin b . G is {head}, not {row['head_margin']}")
-        if _field(row, "F_star", where) != _label(star) or _field(row, "F", where) != _label(head):
-            raise Rejected(f"{where}: labels F*(x) = {_label(star)}, F(x) = {_label(head)} are not the printed "
-                           f"{row.get('F_star')}, {row.get('F')}")
-        if prob != 0 and _label(star) != _label(head):
-            if verdict == "verified":
-                raise Rejected(f"{where}: F(x) = {_label(head)} disagrees with F*(x) = {_label(star)} on x = {seq}")
-            disagreements += 1
-    if verdict == "refuted" and disagreements == 0:
-        raise Rejected("refuted: no listed sequence with Pr(x) > 0 has F(x) != F*(x)")
-    return len(rows)
+    def columns(self, states):
+        return [[self.W[x][h] for x in range(self.m)] for h in states]
 
 
-def _check_motzkin(inst, cert, k):
-    """A no-linear-head certificate: ``y >= 0`` (not all 0) on label-0 rows, ``z >= 0`` on
-    label-1 rows, ``sum y g - sum z g = 0``, with ``g`` and the labels recomputed."""
-    where = f"motzkin[{k}]"
-    seqs = _field(cert, "sequences", where)
-    c = _field(cert, "certificate", where)
-    y = _vec(_field(c, "y", where), len(seqs), f"{where}.y")
-    z = _vec(_field(c, "z", where), len(seqs), f"{where}.z")
-    u = cert.get("prompt")
-    theorem = "3.3" if u is None else "3.6"
-    u = None if u is None else _vec(u, inst.n, f"{where}.prompt")
-    pre = inst.pre(theorem, u)
-    total = [Fraction(0)] * inst.m
-    labels = []
-    for i, seq in enumerate(seqs):
-        seq = _tokens(seq, inst.m, f"{where}.sequences[{i}]")
-        beta = inst.beta(seq)
-        star, prob = inst.task_margin(beta)
-        if prob == 0:
-            raise Rejected(f"{where}: sequence {seq} has probability 0")
-        labels.append(_label(star))
-        tau = [pre[h] * beta[h] for h in range(inst.n)]
-        norm = sum(tau)
-        g = [sum(inst.W[x][h] * tau[h] for h in range(inst.n)) / norm if norm else Fraction(0)
-             for x in range(inst.m)]
-        for x in range(inst.m):
-            total[x] += (y[i] - z[i]) * g[x]
-    if "labels" in cert and cert["labels"] != labels:
-        raise Rejected(f"{where}: the printed labels are not F*(x) = {labels}")
+def _same(printed, num, den, where, what):
+    """The printed rational equals ``num / den`` (``den > 0``), or ``0`` when ``den = 0``."""
+    p = _q(printed, where)
+    if (den == 0 and p != 0) or (den != 0 and p.numerator * den != num * p.denominator):
+        value = Fraction(0) if den == 0 else Fraction(num, den)
+        shown = str(value) if len(str(value.denominator)) < 60 else f"a rational with a {len(str(value.denominator))}-digit denominator"
+        raise Rejected(f"{where}: {what} is {shown}, not the printed value")
+
+
+def _labels_printed(row, star, got, where):
+    for key, value in (("F_star", star), ("F", got)):
+        v = _field(row, key, where)
+        if isinstance(v, bool) or not isinstance(v, int) or v != value:
+            raise Rejected(f"{where}: {key} is {value}, not the printed {str(v)[:20]}")
+
+
+def _vanilla_assumptions(inst, block, theorem):
+    """Re-derive each assumption of the theorem from its evidence. Returns ``{name: holds}``."""
+    names = THEOREMS[theorem][1]
+    _keys(block, names, "assumptions")
+    out = {}
+    for name in names:
+        where = f"assumptions.{name}"
+        entry = _field(block, name, "assumptions")
+        holds = _bool(_field(entry, "holds", where), f"{where}.holds")
+        if name == "3.2":
+            _keys(entry, ("holds", "why"), where)
+            really, why = regularity(inst.support, inst.pi0)
+            if really != holds:
+                raise Rejected(f"{where}: Assumption 3.2 {'holds' if really else 'fails'} ({why}), not as claimed")
+        elif name == "3.1":
+            _assumption_31(inst, entry, holds, where)
+        else:
+            _assumption_35(inst, entry, holds, where)
+        out[name] = holds
+    return out
+
+
+def _assumption_31(inst, entry, holds, where):
+    if holds:
+        _keys(entry, ("holds", "left_inverse", "why"), where)
+        L = _mat(_field(entry, "left_inverse", where), inst.n, inst.m, f"{where}.left_inverse")
+        if not left_inverse_ok(L, inst.columns(range(inst.n))):
+            raise Rejected(f"{where}: left_inverse W† does not satisfy W† W = I")
+        return
+    _keys(entry, ("holds", "null_vector", "why"), where)
+    v, _ = scaled(_vec(_field(entry, "null_vector", where), inst.n, f"{where}.null_vector"))
+    if not any(v) or any(sum(w * a for w, a in zip(row, v)) for row in inst.Wint):
+        raise Rejected(f"{where}: null_vector is not a nonzero v with W v = 0")
+
+
+def _assumption_35(inst, entry, holds, where):
+    supp_mu = {h for row in inst.mu for h in range(inst.n) if row[h]}
+    if holds:
+        _keys(entry, ("holds", "B", "H_star", "left_inverse", "why"), where)
+        B = _indices(_field(entry, "B", where), inst.n, f"{where}.B")
+        H_star = _indices(_field(entry, "H_star", where), inst.n, f"{where}.H_star")
+        reach = sorted({g for h in B for g in inst.support[h]})
+        if reach != H_star:
+            raise Rejected(f"{where}: H* is not the one-step reach of B (that is {reach[:20]})")
+        if not H_star:
+            raise Vacuous(f"{where}: H* is empty (mu = 0), so Assumption 3.5 holds only vacuously")
+        if not supp_mu <= set(H_star):
+            raise Rejected(f"{where}: supp(mu) is not inside H*")
+        L = _mat(_field(entry, "left_inverse", where), len(H_star), inst.m, f"{where}.left_inverse")
+        if not left_inverse_ok(L, inst.columns(H_star)):
+            raise Rejected(f"{where}: left_inverse does not satisfy L W[:, H*] = I")
+        return
+    _keys(entry, ("holds", "state", "null_vectors", "why"), where)
+    s = _field(entry, "state", where)
+    if isinstance(s, bool) or not isinstance(s, int) or s not in supp_mu:
+        raise Rejected(f"{where}: state is not a state of supp(mu)")
+    given = _list(_field(entry, "null_vectors", where), None, f"{where}.null_vectors")
+    covered = set()
+    for i, item in enumerate(given):
+        w = f"{where}.null_vectors[{i}]"
+        _keys(item, ("column", "v"), w)
+        h = _field(item, "column", w)
+        if isinstance(h, bool) or not isinstance(h, int) or not 0 <= h < inst.n or s not in inst.support[h]:
+            raise Rejected(f"{w}: column is not a state h with A[{s}][h] > 0")
+        supp = inst.support[h]
+        v, _ = scaled(_vec(_field(item, "v", w), len(supp), f"{w}.v"))
+        if not any(v) or any(sum(row[g] * a for g, a in zip(supp, v)) for row in inst.Wint):
+            raise Rejected(f"{w}: v is not a nonzero vector on supp(A[:, {h}]) with W v = 0")
+        covered.add(h)
+    missing = [h for h in range(inst.n) if s in inst.support[h] and h not in covered]
+    if missing:
+        raise Rejected(f"{where}: column {missing[0]} reaches state {s} but has no null vector")
+
+
+def _motzkin_pattern(y, z, labels, where):
     if any(v < 0 for v in y + z):
         raise Rejected(f"{where}: y or z has a negative entry")
-    if any(y[i] != 0 for i in range(len(y)) if labels[i] == 1) or any(z[i] != 0 for i in range(len(z))
-                                                                       if labels[i] == 0):
+    if any(y[i] for i in range(len(y)) if labels[i] == 1) or any(z[i] for i in range(len(z)) if labels[i] == 0):
         raise Rejected(f"{where}: y must vanish on label-1 rows and z on label-0 rows")
-    if all(v == 0 for v in y):
+    if not any(y):
         raise Rejected(f"{where}: y is all zero")
+
+
+def _motzkin_rows(entry, m, where):
+    seqs = [_tokens(s, m, f"{where}.sequences[{i}]")
+            for i, s in enumerate(_rows(_field(entry, "sequences", where), f"{where}.sequences"))]
+    if not seqs:
+        raise Vacuous(f"{where}: no sequences")
+    cert = _field(entry, "certificate", where)
+    _keys(cert, ("y", "z"), f"{where}.certificate")
+    y = _vec(_field(cert, "y", where), len(seqs), f"{where}.certificate.y")
+    z = _vec(_field(cert, "z", where), len(seqs), f"{where}.certificate.z")
+    return seqs, y, z
+
+
+def _prompt(value, n, where):
+    u = _vec(value, n, where)
+    if any(not 0 <= v <= 1 for v in u):
+        raise Rejected(f"{where}: a prompt entry is outside [0, 1]")
+    return u
+
+
+def vanilla_motzkin(inst, theorem, entry, where, allow=()):
+    """A no-linear-head certificate on the theorem's features; returns the claim proven."""
+    _keys(entry, ("sequences", "labels", "certificate", "prompt") + tuple(allow), where)
+    if not inst.binary:
+        raise Unreadable(f"{where}: Motzkin certificates are about binary tasks")
+    seqs, y, z = _motzkin_rows(entry, inst.m, where)
+    u = None
+    if theorem == "3.3":
+        if "prompt" in entry:
+            raise Rejected(f"{where}: Theorem 3.3 reads G_1(∅, x); a prompt has no place in its certificate")
+    else:
+        u = _prompt(_field(entry, "prompt", where), inst.n, f"{where}.prompt")
+        if not any(u):
+            raise Vacuous(f"{where}: the prompt u = 0 makes every feature 0")
+    pre, Dpre = scaled(inst.pre(theorem, u))
+    total = [Fraction(0)] * inst.m
+    labels = [None] * len(seqs)
+    for k, beta in inst.betas(seqs):
+        nums, den = inst.task(beta)
+        if den == 0:
+            raise Rejected(f"{where}: sequence {k} has probability 0")
+        labels[k] = label([nums[0]], True)
+        coef = y[k] - z[k]
+        if not coef:
+            continue
+        tau = [p * b for p, b in zip(pre, beta)]
+        norm = sum(tau)
+        if norm:
+            for x in range(inst.m):
+                total[x] += coef * Fraction(sum(w * t for w, t in zip(inst.Wint[x], tau) if t), norm)
+    if "labels" in entry and entry["labels"] != labels:
+        raise Rejected(f"{where}: the printed labels are not F*(x) = {labels[:20]}")
+    _motzkin_pattern(y, z, labels, where)
     if any(total):
         raise Rejected(f"{where}: sum y g - sum z g is not zero")
+    count = len(set(seqs))
+    if u is None:
+        return f"no linear head b on G_1(∅, x) gives F* on these {count} sequences"
+    return (f"for the prompt u = [{', '.join(str(v) for v in u[:8])}{', ...' if len(u) > 8 else ''}] "
+            f"no linear head b on Gbar_2(u, e(∅), e(x)) gives F* on these {count} sequences")
+
+
+def no_prompt_and_head(inst, entry, where):
+    """Theorem 3.6, every prompt: ``W diag(d) A diag(A pi0) = 0`` with
+    ``d = sum_k (y_k - z_k) beta_k``; then ``sum_k (y_k - z_k) W tau_k(u) = 0`` for every ``u``."""
+    if _field(entry, "prompts", where) != "all":
+        raise Unreadable(f"{where}.prompts: expected \"all\"")
+    if not inst.binary:
+        raise Unreadable(f"{where}: Motzkin certificates are about binary tasks")
+    seqs, y, z = _motzkin_rows(entry, inst.m, where)
+    d = [Fraction(0)] * inst.n
+    labels = [None] * len(seqs)
+    for k, beta in inst.betas(seqs):
+        nums, den = inst.task(beta)
+        if den == 0:
+            raise Rejected(f"{where}: sequence {k} has probability 0")
+        labels[k] = label([nums[0]], True)
+        coef = Fraction(y[k] - z[k]) / (inst.DA * inst.DW) ** len(seqs[k])
+        if coef:
+            for h in range(inst.n):
+                if beta[h]:
+                    d[h] += coef * beta[h]
+    if "labels" in entry and entry["labels"] != labels:
+        raise Rejected(f"{where}: the printed labels are not F*(x) = {labels[:20]}")
+    _motzkin_pattern(y, z, labels, where)
+    p1 = inst.step(inst.pi0)
+    for g in range(inst.n):
+        if not p1[g]:
+            continue
+        v = {i: d[i] * a for i, a in inst.cols[g] if d[i]}
+        for x in range(inst.m):
+            if sum(inst.W[x][i] * c for i, c in v.items()):
+                raise Rejected(f"{where}: W diag(d) A diag(A pi0) is not zero (row {x}, column {g})")
+    return (f"no prompt u in [0, 1]^|H| and no linear head b on Gbar_2(u, e(∅), e(x)) give F* on these "
+            f"{len(set(seqs))} sequences")
+
+
+def _head(inst, witness, theorem, where):
+    """``(L rows, denominator factor, pre ints)``: head scores are ``sum_h L_c[h] beta[h]`` over
+    ``Db DW sum_h pre[h] beta[h]``, with ``L_c = (W^T b_c) ⊙ pre`` in integers."""
+    k = len(inst.mu)
+    raw = _field(witness, "b", where)
+    b = [_vec(raw, inst.m, f"{where}.b")] if inst.binary else _mat(raw, k, inst.m, f"{where}.b")
+    u = None
+    if theorem == "3.3":
+        if _field(witness, "u", where) is not None:
+            raise Rejected(f"{where}.u: Theorem 3.3 reads G_1(∅, x); its witness has no prompt")
+    else:
+        u = _prompt(_field(witness, "u", where), inst.n, f"{where}.u")
+    pre, Dpre = scaled(inst.pre(theorem, u))
+    bint, Db = scaled_rows(b)
+    L = [[sum(bc[x] * inst.Wint[x][h] for x in range(inst.m) if bc[x]) * pre[h] for h in range(inst.n)]
+         for bc in bint]
+    return L, Db * inst.DW, pre, Dpre
+
+
+def _vanilla_theorem(cert, theorem, inst):
+    verdict = _field(cert, "verdict", "certificate")
+    held = _vanilla_assumptions(inst, _field(cert, "assumptions", "certificate"), theorem)
+    state = ", ".join(f"{name} {'holds' if h else 'fails'}" for name, h in held.items())
+    if verdict == "assumptions-fail":
+        failing = [name for name, h in held.items() if not h]
+        if not failing:
+            raise Rejected("assumptions-fail: every assumption of the theorem holds (re-derived)")
+        motzkin = _list(cert.get("motzkin", []), None, "motzkin", "certificates")
+        claims = [vanilla_motzkin(inst, theorem, c, f"motzkin[{k}]") for k, c in enumerate(motzkin)]
+        line = f"accepted: Theorem {theorem} assumptions-fail: Assumption {', '.join(failing)} fails (re-derived; {state})"
+        if claims and theorem == "3.3":
+            line += f"; {claims[0]}, so Theorem 3.3's conclusion fails on this instance"
+        elif claims:
+            line += "; " + "; ".join(claims[:3]) + (f"; and {len(claims) - 3} more prompts" if len(claims) > 3 else "")
+        return line
+    if verdict not in ("verified", "refuted"):
+        raise Unreadable(f"verdict {str(verdict)[:40]!r}: expected verified, refuted or assumptions-fail")
+    witness = _field(cert, "witness", "certificate")
+    _keys(witness, ("b", "u", "source", "H_star", "B"), "witness")
+    source = _field(witness, "source", "witness")
+    if source not in ("construction", "given"):
+        raise Unreadable("witness.source: expected \"construction\" or \"given\"")
+    L, Dhead, pre, Dpre = _head(inst, witness, theorem, "witness")
+    covers = _field(cert, "covers", "certificate")
+    if covers not in ("identity", "listed"):
+        raise Unreadable(f"covers: expected \"identity\" or \"listed\"")
+    if covers == "identity":
+        if verdict != "verified":
+            raise Rejected("covers: an identity covers every sequence, so the verdict cannot be refuted")
+        ident = _field(cert, "identity", "certificate")
+        _keys(ident, ("lambda", "what"), "identity")
+        lam = _q(_field(ident, "lambda", "identity"), "identity.lambda")
+        if lam <= 0:
+            raise Rejected(f"identity: lambda = {lam} is not positive")
+        left, right = inst.Dmu * inst.Dp * lam.denominator, lam.numerator * Dhead * Dpre
+        for c, (Lc, Rc) in enumerate(zip(L, inst.R)):
+            for h in range(inst.n):
+                if Lc[h] * left != Rc[h] * right:
+                    raise Rejected(f"identity: (W^T b{'' if inst.binary else f'_{c}'})[{h}] pre[{h}] is not "
+                                   f"lambda mu[{h}] P[H_0 = {h}]")
+    rows = _rows(_field(cert, "sequences", "certificate"), "sequences")
+    seqs = []
+    for k, row in enumerate(rows):
+        where = f"sequences[{k}]"
+        _keys(row, ("x", "task_margin", "head_margin", "task_scores", "head_scores", "F_star", "F"), where)
+        seqs.append(_tokens(_field(row, "x", where), inst.m, f"{where}.x"))
+    seen, bad = set(), []
+    for k, beta in inst.betas(seqs):
+        row, where = rows[k], f"sequences[{k}]"
+        tnum, tden = inst.task(beta)
+        norm = sum(p * b for p, b in zip(pre, beta) if p)
+        hnum = [sum(a * b for a, b in zip(Lc, beta) if a) for Lc in L] if norm else [0] * len(L)
+        hden = Dhead * norm
+        if inst.binary:
+            _same(_field(row, "task_margin", where), tnum[0], tden, f"{where}.task_margin", "mu . P[H_0 | x]")
+            _same(_field(row, "head_margin", where), hnum[0], hden, f"{where}.head_margin", "b . G")
+        else:
+            for key, nums, den in (("task_scores", tnum, tden), ("head_scores", hnum, hden)):
+                vals = _list(_field(row, key, where), len(nums), f"{where}.{key}")
+                for c, (v, num) in enumerate(zip(vals, nums)):
+                    _same(v, num, den, f"{where}.{key}[{c}]", "the score")
+        star, got = label(tnum, inst.binary), label(hnum, inst.binary)
+        _labels_printed(row, star, got, where)
+        if tden == 0:
+            continue
+        seen.add(star)
+        if star != got:
+            if verdict == "verified":
+                raise Rejected(f"{where}: F(x) = {got} disagrees with F*(x) = {star} on x = {list(seqs[k])[:20]}")
+            bad.append(k)
+    who = "the paper's construction" if source == "construction" else "a given witness"
+    if verdict == "refuted":
+        if not bad:
+            raise Rejected("refuted: no listed sequence with Pr(x) > 0 has F(x) != F*(x)")
+        x = list(seqs[bad[0]])
+        tail = (f"Theorem {theorem}'s assumptions hold (re-derived: {state}), and {who} disagrees with F* on "
+                f"x = {x[:20]}{' ...' if len(x) > 20 else ''} (Pr(x) > 0)")
+        if not all(held.values()):
+            tail = f"{who} disagrees with F* on x = {x[:20]} (Pr(x) > 0); assumptions: {state}"
+        return f"accepted: Theorem {theorem} refuted: {tail}"
+    classes = 2 if inst.binary else len(inst.mu)
+    if len(seen) < classes:
+        missing = sorted(set(range(classes)) - seen)
+        raise Vacuous(f"no listed sequence with Pr(x) > 0 has F*(x) = {missing[0]}: the claim could not have "
+                      "failed on that class")
+    scope = ("every sequence x with Pr(x) > 0 (by the identity)" if covers == "identity"
+             else f"the {len(set(seqs))} listed sequences")
+    return (f"accepted: Theorem {theorem} verified: {who} (b{'' if theorem == '3.3' else ', u'}) gives F(x) = F*(x) "
+            f"on {scope}, {len(seqs)} sequences recomputed, {classes} classes occur; assumptions re-derived: {state}")
 
 
 # ---------------------------------------------------------------- memory-augmented HMMs (4.3, 4.6, C.6)
 
-def _rank(columns):
-    """Rank of a list of rational column vectors (Gaussian elimination over Fraction)."""
-    rows = [list(c) for c in columns]          # rank of the transpose is the same
-    rank, width = 0, len(rows[0]) if rows else 0
-    for col in range(width):
-        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
-        if pivot is None:
-            continue
-        rows[rank], rows[pivot] = rows[pivot], rows[rank]
-        for r in range(rank + 1, len(rows)):
-            if rows[r][col] != 0:
-                f = rows[r][col] / rows[rank][col]
-                rows[r] = [a - f * b for a, b in zip(rows[r], rows[rank])]
-        rank += 1
-    return rank
-
-
-class MemoryInstance:
-    """A memory-augmented HMM read from ``instance`` (``kind: "memory-hmm"``), checked to be
-    stochastic, with its lifted chain: state ``c * |H| + h`` for memory configuration ``c``
-    (``m_1..m_N`` lexicographic, ``m_1`` most significant) and hidden state ``h = j |S| + s``."""
+class Memory:
+    """A memory-augmented HMM (``kind: "memory-hmm"``), checked to be stochastic, with its lifted
+    chain: state ``c * |H| + h`` for memory configuration ``c`` (``m_1..m_N`` lexicographic,
+    ``m_1`` most significant) and hidden state ``h = j |S| + s``. Sizes are bounded before any
+    power is taken."""
 
     def __init__(self, block):
-        def size(key):
-            v = _field(block, key, "instance")
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise Unreadable(f"instance.{key}: expected a positive integer")
-            return v
-
-        self.N, self.M, self.S = size("cells"), size("memory_values"), size("syntax_states")
+        _keys(block, ("kind", "cells", "memory_values", "syntax_states", "target_cell", "A", "W", "pi0", "pM", "mu"),
+              "instance")
+        self.N = _size(_field(block, "cells", "instance"), "instance.cells", LIMITS["cells"])
+        self.M = _size(_field(block, "memory_values", "instance"), "instance.memory_values", LIMITS["states"])
+        self.S = _size(_field(block, "syntax_states", "instance"), "instance.syntax_states", LIMITS["states"])
         n = self.n = self.N * self.S
-        if self.M ** self.N * n > 4096:
-            raise Unreadable("instance: the lifted chain has more than 4096 states; this checker is for "
-                             "certificates of small instances")
-        self.j = _field(block, "target_cell", "instance")
-        if isinstance(self.j, bool) or not isinstance(self.j, int) or not 0 <= self.j < self.N:
-            raise Unreadable(f"instance.target_cell: expected an integer in 0..{self.N - 1}")
+        configs = 1
+        for _ in range(self.N):
+            configs *= self.M
+            if configs * n > LIMITS["lifted_states"]:
+                raise Unreadable(f"instance: the lifted chain has more than {LIMITS['lifted_states']} states")
+        self.j = _size(_field(block, "target_cell", "instance"), "instance.target_cell", self.N - 1, 0)
         self.A = _mat(_field(block, "A", "instance"), n, n, "instance.A")
-        W = _field(block, "W", "instance")
-        if not isinstance(W, list) or not W:
-            raise Unreadable("instance.W: expected a nonempty |X| x |M| x |H| array")
+        W = _list(_field(block, "W", "instance"), None, "instance.W", "token slices")
+        if not 1 <= len(W) <= LIMITS["tokens"]:
+            raise Unreadable(f"instance.W: expected 1..{LIMITS['tokens']} tokens")
         self.W = [_mat(W[x], self.M, n, f"instance.W[{x}]") for x in range(len(W))]
         self.m = len(self.W)
         self.pi0 = _vec(_field(block, "pi0", "instance"), n, "instance.pi0")
@@ -281,17 +842,15 @@ class MemoryInstance:
         self.pM = _vec(_field(block, "pM", "instance"), len(self.configs), "instance.pM")
         self.mu = _vec(_field(block, "mu", "instance"), self.M, "instance.mu")
         for h in range(n):
-            col = [self.A[r][h] for r in range(n)]
-            if any(v < 0 for v in col) or sum(col) != 1:
-                raise Rejected(f"instance.A: column {h} is not a probability distribution")
+            _stochastic(scaled([self.A[r][h] for r in range(n)])[0], scaled([self.A[r][h] for r in range(n)])[1],
+                        f"instance.A column {h}")
             for v in range(self.M):
-                col = [self.W[x][v][h] for x in range(self.m)]
-                if any(c < 0 for c in col) or sum(col) != 1:
-                    raise Rejected(f"instance.W: column (m={v}, h={h}) is not a probability distribution")
+                ints, D = scaled([self.W[x][v][h] for x in range(self.m)])
+                _stochastic(ints, D, f"instance.W column (m={v}, h={h})")
         for name, vec in (("pi0", self.pi0), ("pM", self.pM)):
-            if any(v < 0 for v in vec) or sum(vec) != 1:
-                raise Rejected(f"instance.{name} is not a probability distribution")
+            _stochastic(*scaled(vec), f"instance.{name}")
         self.L = len(self.configs) * n
+        self.support = [[i for i in range(n) if self.A[i][h]] for h in range(n)]
 
     def cell(self, h):
         return h // self.S
@@ -318,13 +877,13 @@ class MemoryInstance:
 
     def messages(self, inputs):
         """``(joint at H_0, [tau_1..tau_t])`` for lifted input embeddings ``v_1..v_t``:
-        ``tau_i = pre_i ⊙ beta_i`` with ``pre_i`` the forward message into position ``i`` (all
-        other inputs applied) and ``beta_i`` the backward message out of it."""
+        ``tau_i = pre_i ⊙ beta_i`` (``pre_i``: forward message into position ``i`` with every
+        other input applied; ``beta_i``: backward message out of it)."""
         start = [self.pM[c] * self.pi0[h] for c in range(len(self.configs)) for h in range(self.n)]
         backs = [[Fraction(1)] * self.L]
         for v in reversed(inputs):
             backs.append(self.back(backs[-1], v))
-        backs.reverse()                          # backs[i] = beta after position i (0 = H_0)
+        backs.reverse()
         joint = [p * b for p, b in zip(start, backs[0])]
         taus, alpha = [], start
         for i, v in enumerate(inputs):
@@ -364,40 +923,130 @@ class MemoryInstance:
         return sum(self.mu[c[self.j]] * joint[ci * self.n + h] for ci, c in enumerate(self.configs)
                    for h in range(self.n) if joint[ci * self.n + h]) / total
 
+    def budget(self, seqs):
+        work = sum(len(s) + 1 for s in seqs) * self.L * (self.n + 1) * 3
+        if work > LIMITS["work"]:
+            raise Unreadable(f"the listed sequences need about {work} steps, over the limit of {LIMITS['work']}")
 
-def _check_nondegeneracy(inst, theorem, H_star):
-    """``H* = {j*} x S*`` with the columns ``W_(m,h)`` (``m in M'``, ``h in H*``) independent and
-    their span meeting the other relevant columns' span only in 0 (Assumption 4.2 with
-    ``M' = M``; 4.5 / C.5 with ``M' = supp(mu)``)."""
-    if any(isinstance(h, bool) or not isinstance(h, int) or not 0 <= h < inst.n for h in H_star):
-        raise Unreadable("witness.H_star: expected hidden states in 0..|H|-1")
+    def column(self, v, h):
+        return [self.W[x][v][h] for x in range(self.m)]
+
+    def relevant(self, theorem, S_star):
+        """``(U, rest)`` column labels ``(m, h)`` of the non-degeneracy assumption for ``S*``:
+        ``U`` over ``m in M'`` and ``h in H* = {j*} x S*``; ``rest`` the other relevant columns
+        (``M' = M`` for 4.2, ``supp(mu)`` in the target cell for 4.5 / C.5)."""
+        M_all = list(range(self.M))
+        M_rec = M_all if theorem == "4.3" else [v for v in M_all if self.mu[v] != 0]
+        H_star = {self.j * self.S + s for s in S_star}
+        U = [(v, h) for h in sorted(H_star) for v in M_rec]
+        rest = [(v, h) for h in range(self.n) if h not in H_star
+                for v in (M_rec if self.cell(h) == self.j else M_all)]
+        return U, rest
+
+
+def _memory_assumptions(inst, block, theorem):
+    """Re-derive each assumption; returns ``({name: holds}, H*)`` (``H*`` when non-degeneracy holds)."""
+    names = THEOREMS[theorem][1]
+    _keys(block, names, "assumptions")
+    out, H_star = {}, None
+    for name in names:
+        where = f"assumptions.{name}"
+        entry = _field(block, name, "assumptions")
+        holds = _bool(_field(entry, "holds", where), f"{where}.holds")
+        if name in ("3.2", "4.4"):
+            _keys(entry, ("holds", "why"), where)
+            really, why = regularity(inst.support, inst.pi0)
+            if really and name == "4.4" and inst.step(inst.pi0 + [Fraction(0)] * (inst.L - inst.n))[:inst.n] != inst.pi0:
+                really, why = False, "pi0 is not stationary (A pi0 != pi0)"
+            if really != holds:
+                raise Rejected(f"{where}: Assumption {name} {'holds' if really else 'fails'} ({why}), not as claimed")
+        elif holds:
+            _keys(entry, ("holds", "H_star", "S_star", "why"), where)
+            H_star = _indices(_field(entry, "H_star", where), inst.n, f"{where}.H_star")
+            _nondegenerate(inst, theorem, H_star, name, where)
+        else:
+            _keys(entry, ("holds", "evidence", "why"), where)
+            _degenerate(inst, theorem, _list(_field(entry, "evidence", where), None, f"{where}.evidence"), name, where)
+        out[name] = holds
+    return out, H_star
+
+
+def _nondegenerate(inst, theorem, H_star, name, where):
     if any(inst.cell(h) != inst.j for h in H_star):
-        raise Rejected(f"witness.H_star: {H_star} is not inside the target cell {inst.j}")
-    M_all = list(range(inst.M))
-    M_rec = M_all if theorem == "4.3" else [v for v in M_all if inst.mu[v] != 0]
-    col = lambda v, h: [inst.W[x][v][h] for x in range(inst.m)]
-    U = [col(v, h) for h in sorted(set(H_star)) for v in M_rec]
-    rest = [col(v, h) for h in range(inst.n) if h not in H_star
-            for v in (M_rec if inst.cell(h) == inst.j else M_all)]
-    name = {"4.3": "4.2", "4.6": "4.5", "C.6": "C.5"}[theorem]
-    rU, rV = _rank(U), _rank(rest)
+        raise Rejected(f"{where}: H* = {H_star[:20]} is not inside the target cell {inst.j}")
+    if not H_star:
+        raise Vacuous(f"{where}: H* is empty, so R is empty and the theorem holds only vacuously")
+    if theorem != "4.3" and not any(inst.mu):
+        raise Vacuous(f"{where}: mu = 0, so Assumption {name} holds only vacuously")
+    U, rest = inst.relevant(theorem, [h - inst.j * inst.S for h in H_star])
+    U, rest = [inst.column(v, h) for v, h in U], [inst.column(v, h) for v, h in rest]
+    rU = rank(U)
     if rU != len(U):
-        raise Rejected(f"Assumption {name}: the columns W_(m,h), h in H* = {H_star}, are not independent "
-                       f"(rank {rU} of {len(U)})")
-    if _rank(U + rest) != rU + rV:
-        raise Rejected(f"Assumption {name}: the span of the H* = {H_star} columns meets the other columns' span")
+        raise Rejected(f"{where}: the columns W_(m,h), h in H*, are not independent (rank {rU} of {len(U)})")
+    if rank(U + rest) != rU + rank(rest):
+        raise Rejected(f"{where}: the span of the H* columns meets the other columns' span")
 
 
-def _check_memory(cert, theorem, verdict):
-    inst = MemoryInstance(_field(cert, "instance", "certificate"))
+def _degenerate(inst, theorem, evidence, name, where):
+    """Every syntax state ``s`` fails alone (dependent columns, or a common nonzero vector of the
+    two spans), so no nonempty ``S*`` works (a failing state makes every ``S*`` with it fail)."""
+    done = set()
+    for i, item in enumerate(evidence):
+        w = f"{where}.evidence[{i}]"
+        s = _field(item, "s", w)
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < inst.S:
+            raise Unreadable(f"{w}.s: expected a syntax state")
+        U, rest = inst.relevant(theorem, [s])
+        kind = _field(item, "kind", w)
+        if kind == "dependent":
+            _keys(item, ("s", "kind", "columns", "null_vector", "what"), w)
+            if [tuple(c) if isinstance(c, list) else c for c in _list(_field(item, "columns", w), None, w)] != U:
+                raise Rejected(f"{w}: columns are not the columns of S* = {{{s}}}")
+            v = _vec(_field(item, "null_vector", w), len(U), f"{w}.null_vector")
+            comb = [sum(a * inst.W[x][m][h] for a, (m, h) in zip(v, U)) for x in range(inst.m)]
+            if not any(v) or any(comb):
+                raise Rejected(f"{w}: null_vector is not a nonzero v with U v = 0")
+        elif kind == "shared":
+            _keys(item, ("s", "kind", "U_columns", "a", "V_columns", "c", "w", "what"), w)
+            if [tuple(c) if isinstance(c, list) else c for c in _list(_field(item, "U_columns", w), None, w)] != U:
+                raise Rejected(f"{w}: U_columns are not the columns of S* = {{{s}}}")
+            V = [tuple(c) if isinstance(c, list) else c for c in _list(_field(item, "V_columns", w), None, w)]
+            if not set(V) <= set(rest):
+                raise Rejected(f"{w}: V_columns are not among the other relevant columns")
+            a = _vec(_field(item, "a", w), len(U), f"{w}.a")
+            c = _vec(_field(item, "c", w), len(V), f"{w}.c")
+            left = [sum(k * inst.W[x][m][h] for k, (m, h) in zip(a, U)) for x in range(inst.m)]
+            right = [sum(k * inst.W[x][m][h] for k, (m, h) in zip(c, V)) for x in range(inst.m)]
+            if left != right or not any(left):
+                raise Rejected(f"{w}: U a = V c != 0 does not hold")
+        else:
+            raise Unreadable(f"{w}.kind: expected \"dependent\" or \"shared\"")
+        done.add(s)
+    if done != set(range(inst.S)):
+        raise Rejected(f"{where}: syntax state {min(set(range(inst.S)) - done)} has no evidence")
+
+
+def _memory_theorem(cert, theorem, inst):
+    verdict = _field(cert, "verdict", "certificate")
+    held, H_asm = _memory_assumptions(inst, _field(cert, "assumptions", "certificate"), theorem)
+    state = ", ".join(f"{name} {'holds' if h else 'fails'}" for name, h in held.items())
+    if verdict == "assumptions-fail":
+        failing = [name for name, h in held.items() if not h]
+        if not failing:
+            raise Rejected("assumptions-fail: every assumption of the theorem holds (re-derived)")
+        return f"accepted: Theorem {theorem} assumptions-fail: Assumption {', '.join(failing)} fails (re-derived; {state})"
     if verdict not in ("verified", "refuted"):
-        raise Unreadable(f"verdict {verdict!r}: a memory-theorem certificate is verified or refuted")
+        raise Unreadable(f"verdict {str(verdict)[:40]!r}: expected verified, refuted or assumptions-fail")
     w = _field(cert, "witness", "certificate")
+    _keys(w, ("q", "Theta_K", "beta", "Theta_V", "b", "u", "H_star", "source", "notes"), "witness")
+    source = _field(w, "source", "witness")
+    if source not in ("construction", "given"):
+        raise Unreadable("witness.source: expected \"construction\" or \"given\"")
     n, X = inst.n, inst.m
     q = _vec(_field(w, "q", "witness"), n + 1, "witness.q")
     K = _mat(_field(w, "Theta_K", "witness"), n + 1, X, "witness.Theta_K")
-    beta_rows = _field(w, "beta", "witness")
-    if not isinstance(beta_rows, list) or not beta_rows:
+    beta_rows = _rows(_field(w, "beta", "witness"), "witness.beta")
+    if not beta_rows:
         raise Unreadable("witness.beta: expected at least one row of |H| + 1 rationals")
     beta = _mat(beta_rows, len(beta_rows), n + 1, "witness.beta")
     V = _mat(_field(w, "Theta_V", "witness"), inst.M * n, X, "witness.Theta_V")
@@ -406,23 +1055,23 @@ def _check_memory(cert, theorem, verdict):
     if (u is None) != (theorem == "4.3"):
         raise Rejected("witness.u: Theorem 4.3 reads no prompt; Theorems 4.6 and C.6 need one")
     if u is not None:
-        u = _vec(u, inst.L, "witness.u")
-        if any(not 0 <= v <= 1 for v in u):
-            raise Rejected("witness.u: a prompt entry is outside [0, 1]")
-    H_star = _field(w, "H_star", "witness")
-    if not isinstance(H_star, list):
-        raise Unreadable("witness.H_star: expected a list of hidden states")
-    _check_nondegeneracy(inst, theorem, H_star)
+        u = _prompt(u, inst.L, "witness.u")
+    H_star = _indices(_field(w, "H_star", "witness"), n, "witness.H_star")
+    name = THEOREMS[theorem][1][1]
+    if H_asm is None:
+        _nondegenerate(inst, theorem, H_star, name, "witness.H_star")
+    elif H_star != H_asm:
+        raise Rejected(f"witness.H_star is not the H* of Assumption {name}")
     if _field(cert, "covers", "certificate") != "listed":
         raise Unreadable("covers: a memory-theorem certificate covers the listed sequences")
-    rows = _field(cert, "sequences", "certificate")
-    if not isinstance(rows, list):
-        raise Unreadable("sequences: expected a list")
+    rows = _rows(_field(cert, "sequences", "certificate"), "sequences")
+    seqs = [_tokens(_field(r, "x", f"sequences[{k}]"), X, f"sequences[{k}].x") for k, r in enumerate(rows)]
+    inst.budget(seqs)
     outside = [0 if h in H_star else 1 for _ in inst.configs for h in range(n)]
-    disagreements, in_R = 0, 0
-    for k, row in enumerate(rows):
+    bad, in_R, seen = [], 0, set()
+    for k, (row, seq) in enumerate(zip(rows, seqs)):
         where = f"sequences[{k}]"
-        seq = _tokens(_field(row, "x", where), X, f"{where}.x")
+        _keys(row, ("x", "in_R", "Z", "task_margin", "head_output", "attended", "F_star", "F"), where)
         plain = [inst.lifted_emission(z) for z in seq]
         joint, taus = inst.messages(plain)
         possible = sum(joint) > 0
@@ -430,8 +1079,8 @@ def _check_memory(cert, theorem, verdict):
              and sum(o * v for o, v in zip(outside, t)) == 0]
         member = bool(Z)
         if _field(row, "in_R", where) is not member or _field(row, "Z", where) != Z:
-            raise Rejected(f"{where}: x in R is {member} with positions Z = {Z} (tau_i supported on H*), "
-                           f"not the printed {row.get('in_R')}, {row.get('Z')}")
+            raise Rejected(f"{where}: x in R is {member} with positions Z = {Z[:20]} (tau_i supported on H*), "
+                           "not as printed")
         if not member:
             continue
         in_R += 1
@@ -450,85 +1099,155 @@ def _check_memory(cert, theorem, verdict):
         top = max(scores)
         attended = [i for i, s in enumerate(scores) if s == top]
         head = sum(outs[i] for i in attended) / len(attended)
-        if _q(_field(row, "task_margin", where), f"{where}.task_margin") != star:
-            raise Rejected(f"{where}: task margin mu . P[M_j* | x] is {star}, not {row['task_margin']}")
-        if _q(_field(row, "head_output", where), f"{where}.head_output") != head:
-            raise Rejected(f"{where}: attention output is {head}, not {row['head_output']}")
+        _same(_field(row, "task_margin", where), star.numerator, star.denominator, f"{where}.task_margin",
+              "mu . P[M_j* | x]")
+        _same(_field(row, "head_output", where), head.numerator, head.denominator, f"{where}.head_output",
+              "the attention output")
         if _field(row, "attended", where) != attended:
-            raise Rejected(f"{where}: the head attends to {attended}, not {row['attended']}")
-        if _field(row, "F_star", where) != _label(star) or _field(row, "F", where) != _label(head):
-            raise Rejected(f"{where}: labels F*(x) = {_label(star)}, F(x) = {_label(head)} are not the printed "
-                           f"{row.get('F_star')}, {row.get('F')}")
-        if _label(star) != _label(head):
+            raise Rejected(f"{where}: the head attends to {attended[:20]}, not as printed")
+        s_label, h_label = label([star], True), label([head], True)
+        _labels_printed(row, s_label, h_label, where)
+        seen.add(s_label)
+        if s_label != h_label:
             if verdict == "verified":
-                raise Rejected(f"{where}: F(x) = {_label(head)} disagrees with F*(x) = {_label(star)} on x = {seq} in R")
-            disagreements += 1
-    if verdict == "refuted" and disagreements == 0:
-        raise Rejected("refuted: no listed sequence in R has F(x) != F*(x)")
-    return f"accepted: Theorem {theorem} {verdict} on the {len(rows)} listed sequences ({in_R} in R, recomputed)"
+                raise Rejected(f"{where}: F(x) = {h_label} disagrees with F*(x) = {s_label} on x = {list(seq)[:20]} in R")
+            bad.append(k)
+    who = "the paper's construction" if source == "construction" else "a given witness"
+    if verdict == "refuted":
+        if not bad:
+            raise Rejected("refuted: no listed sequence in R has F(x) != F*(x)")
+        x = list(seqs[bad[0]])
+        if all(held.values()):
+            return (f"accepted: Theorem {theorem} refuted: its assumptions hold (re-derived: {state}), and {who} "
+                    f"disagrees with F* on x = {x[:20]} in R")
+        return f"accepted: Theorem {theorem} refuted: {who} disagrees with F* on x = {x[:20]} in R; assumptions: {state}"
+    if len(seen) < 2:
+        raise Vacuous(f"{in_R} listed sequences lie in R and none has F*(x) = {min({0, 1} - seen)}: "
+                      "the claim could not have failed on that label")
+    return (f"accepted: Theorem {theorem} verified: {who} (attention head{'' if u is None else ' and prompt'}) gives "
+            f"F(x) = F*(x) on the {in_R} listed sequences in R (of {len(set(seqs))} listed, membership recomputed); "
+            f"assumptions re-derived: {state}")
+
+
+def memory_motzkin(inst, theorem, entry, where):
+    """No linear head on ``G_1(∅, x)`` of the memory model fits ``F*`` on the listed sequences."""
+    _keys(entry, ("sequences", "labels", "certificate"), where)
+    seqs, y, z = _motzkin_rows(entry, inst.m, where)
+    inst.budget(seqs)
+    total = [Fraction(0)] * inst.m
+    labels = []
+    filler = [Fraction(1)] * inst.L
+    for k, seq in enumerate(seqs):
+        plain = [inst.lifted_emission(t) for t in seq]
+        joint = inst.messages(plain)[0]
+        if sum(joint) == 0:
+            raise Rejected(f"{where}: sequence {k} has probability 0")
+        labels.append(label([inst.task_margin(joint)], True))
+        if y[k] - z[k]:
+            g = inst.gbar(inst.messages([filler] + plain)[1][0])
+            for x in range(inst.m):
+                total[x] += (y[k] - z[k]) * g[x]
+    if "labels" in entry and entry["labels"] != labels:
+        raise Rejected(f"{where}: the printed labels are not F*(x) = {labels[:20]}")
+    _motzkin_pattern(y, z, labels, where)
+    if any(total):
+        raise Rejected(f"{where}: sum y g - sum z g is not zero")
+    return (f"no linear head b on G_1(∅, x) of this memory-augmented HMM gives F* on these {len(set(seqs))} "
+            f"sequences (the linear-head baseline; this says nothing against Theorem {theorem}, whose head is attention)")
+
+
+# ---------------------------------------------------------------- dispatch
+
+_TOP = ("format", "version", "theorem", "claim", "instance", "notes")
 
 
 def check(cert) -> str:
-    """Re-derive every claim of a parsed certificate; return a one-line summary.
+    """Re-derive every claim of a parsed certificate; return the one-line statement accepted.
 
     Raises:
-        Rejected: a claim fails. Unreadable: a field is missing or malformed.
+        Rejected (Vacuous): a claim fails (holds only vacuously). Unreadable: malformed.
     """
+    old = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None
+    if old is not None:
+        sys.set_int_max_str_digits(0)
+    try:
+        return _check(cert)
+    finally:
+        if old is not None:
+            sys.set_int_max_str_digits(old)
+
+
+def _check(cert) -> str:
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         raise Unreadable(f"not a {FORMAT} file (field \"format\")")
-    if cert.get("version") != VERSION:
-        raise Unreadable(f"version {cert.get('version')!r}: this checker reads version {VERSION}")
+    version = cert.get("version")
+    if isinstance(version, bool) or version != VERSION:
+        raise Unreadable(f"version {str(version)[:20]}: this checker reads version {VERSION} "
+                         "(rewrite the certificate with this headprompt's verify)")
     theorem = _field(cert, "theorem", "certificate")
-    verdict = _field(cert, "verdict", "certificate")
-    if theorem in ("4.3", "4.6", "C.6"):
-        return _check_memory(cert, theorem, verdict)
-    if theorem not in ("3.3", "3.6"):
-        raise Unreadable(f"theorem {theorem!r}: this checker re-derives Theorems 3.3, 3.6, 4.3, 4.6 and C.6")
-    inst = Instance(_field(cert, "instance", "certificate"))
-    if verdict == "assumptions-fail":
-        certs = _field(cert, "motzkin", "certificate")
-        if not isinstance(certs, list) or not certs:
-            raise Unreadable("motzkin: expected a nonempty list of certificates")
-        for k, c in enumerate(certs):
-            _check_motzkin(inst, c, k)
-        return f"accepted: {len(certs)} Motzkin certificate(s) that no linear head fits F* (Theorem {theorem})"
-    if verdict not in ("verified", "refuted"):
-        raise Unreadable(f"verdict {verdict!r}: expected verified, refuted or assumptions-fail")
-    w = _field(cert, "witness", "certificate")
-    b = _vec(_field(w, "b", "witness"), inst.m, "witness.b")
-    u = None if theorem == "3.3" else _vec(_field(w, "u", "witness"), inst.n, "witness.u")
-    if u is not None and any(not 0 <= v <= 1 for v in u):
-        raise Rejected("witness.u: a prompt entry is outside [0, 1]")
-    covers = _field(cert, "covers", "certificate")
-    if covers == "identity":
-        if verdict != "verified":
-            raise Rejected("covers: an identity covers every sequence, so the verdict cannot be refuted")
-        pre = _check_identity(inst, cert, theorem, b, u)
-    elif covers == "listed":
-        pre = inst.pre(theorem, u)
-    else:
-        raise Unreadable(f"covers {covers!r}: expected \"identity\" or \"listed\"")
-    count = _check_sequences(inst, cert, theorem, b, pre, verdict)
-    scope = ("every sequence with Pr(x) > 0, by the identity" if covers == "identity"
-             else f"the {count} listed sequences")
-    return f"accepted: Theorem {theorem} {verdict} on {scope} ({count} sequences recomputed)"
+    if theorem not in THEOREMS:
+        raise Unreadable(f"theorem {str(theorem)[:20]!r}: expected one of {', '.join(THEOREMS)}")
+    claim = _field(cert, "claim", "certificate")
+    block = _field(cert, "instance", "certificate")
+    kind = _field(block, "kind", "instance")
+    if kind not in ("hmm", "memory-hmm"):
+        raise Unreadable("instance.kind: expected \"hmm\" or \"memory-hmm\"")
+    if kind != THEOREMS[theorem][0]:
+        raise Rejected(f"Theorem {theorem} is about {'vanilla' if THEOREMS[theorem][0] == 'hmm' else 'memory-augmented'} "
+                       f"HMMs; the instance is {kind!r}")
+    inst = Vanilla(block) if kind == "hmm" else Memory(block)
+    if theorem == "4.6" and inst.N != 1:
+        raise Rejected(f"Theorem 4.6 is about one memory cell; the instance has {inst.N} (Theorem C.6 covers several)")
+    if claim == "theorem":
+        _keys(cert, _TOP + ("verdict", "assumptions", "witness", "covers", "identity", "sequences",
+                            "sequences_checked_by_verify", "motzkin"), "certificate")
+        return (_vanilla_theorem if kind == "hmm" else _memory_theorem)(cert, theorem, inst)
+    if claim == "no-linear-head":
+        _keys(cert, _TOP + ("sequences", "labels", "certificate", "prompt"), "certificate")
+        entry = {k: cert[k] for k in ("sequences", "labels", "certificate", "prompt") if k in cert}
+        said = (vanilla_motzkin(inst, theorem, entry, "certificate") if kind == "hmm"
+                else memory_motzkin(inst, theorem, entry, "certificate"))
+        if theorem == "3.3":
+            said += ": Theorem 3.3's conclusion fails on this instance"
+        return f"accepted: {said} (Theorem {theorem}'s features {FEATURES[theorem]})"
+    if claim == "no-prompt-and-head":
+        if theorem != "3.6":
+            raise Rejected("a no-prompt-and-head certificate is about Theorem 3.6's prompts")
+        _keys(cert, _TOP + ("sequences", "labels", "certificate", "prompts"), "certificate")
+        said = no_prompt_and_head(inst, cert, "certificate")
+        return f"accepted: {said}: Theorem 3.6's conclusion fails on this instance"
+    raise Unreadable(f"claim {str(claim)[:30]!r}: expected theorem, no-linear-head or no-prompt-and-head")
+
+
+def check_file(path: str) -> str:
+    """Read (strictly, bounded) and check the certificate at ``path``."""
+    old = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None
+    if old is not None:
+        sys.set_int_max_str_digits(0)
+    try:
+        return _check(read_file(path))
+    finally:
+        if old is not None:
+            sys.set_int_max_str_digits(old)
 
 
 def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if len(args) != 1 or args[0] in ("-h", "--help"):
-        print("usage: python -m headprompt.certcheck FILE   (exit 0 accepted, 1 rejected, 2 unreadable)")
+        print("usage: python -m headprompt.certcheck FILE   (exit 0 accepted, 1 rejected or vacuous, 2 unreadable)")
         return 0 if args and args[0] in ("-h", "--help") else 2
     try:
-        with open(args[0], encoding="utf-8") as fh:
-            cert = json.load(fh)
-        print(check(cert))
+        print(check_file(args[0]))
         return 0
+    except Vacuous as exc:
+        print(f"rejected: vacuous: {exc}")
+        return 1
     except Rejected as exc:
         print(f"rejected: {exc}")
         return 1
-    except (OSError, ValueError, Unreadable, RecursionError) as exc:
-        print(f"unreadable: {args[0]}: {exc}", file=sys.stderr)
+    except (Unreadable, OSError, ValueError, RecursionError, MemoryError, TypeError, KeyError, IndexError,
+            AttributeError) as exc:
+        print(f"unreadable: {args[0]}: {str(exc)[:300]}", file=sys.stderr)
         return 2
 
 

@@ -7,6 +7,9 @@ report says which and why, with a counterexample), 2 bad input.
 
 from __future__ import annotations
 
+import os
+
+from ...models.exceptions import InputError
 from ..theorems import rationalized
 from ..api import run_theorem
 from ..theorems.common import check_out_path
@@ -54,6 +57,9 @@ def run(args) -> int:
     request = TheoremRequest.from_namespace(args)      # validates every option, fills defaults
     check_out_path(args.out)
     check_out_path(args.certificate, flag="--certificate")
+    if args.out and args.certificate and os.path.realpath(args.out) == os.path.realpath(args.certificate):
+        raise InputError(f"--out and --certificate both name {args.out}: one file would overwrite the other; "
+                         "give two different files")
     with rationalized.hinting_float_models(request.rationalize):
         report = run_theorem(request)
     if args.json:

@@ -1,14 +1,19 @@
-"""Write the certificate of a ``verify theorem`` verdict (``--certificate FILE``), for
-:mod:`headprompt.certcheck` to re-derive with the standard library alone.
+"""Write certificates for :mod:`headprompt.certcheck` to re-derive with the standard library alone.
 
-Format: docs/certificates.md (field by field). Theorems 3.3 and 3.6 with a binary task are
-covered: a verified verdict whose identity holds covers every sequence (``covers:
-"identity"``, with up to :data:`MAX_LISTED` sequences listed as spot checks); otherwise the
-claim is about the listed sequences (``covers: "listed"``: all checked ones when at most
-:data:`MAX_LISTED`, else the first :data:`MAX_LISTED`, and the certificate says so). A refuted
-verdict lists the disagreeing sequence; a failed Assumption 3.1 (or a prompt family) carries
-its Motzkin certificates. Theorems 4.3, 4.6 and C.6 (binary task) list sequences with their
-membership in ``R``, both margins and the attended positions (``covers: "listed"`` only).
+Two kinds (format: docs/certificates.md, field by field):
+
+- a theorem report's certificate (``verify theorem ... --certificate FILE``, ``claim:
+  "theorem"``): the instance, every assumption of the theorem with evidence the checker
+  re-derives (left inverses, kernel vectors; the support-graph properties it recomputes), the
+  witness and whether it is the paper's construction or a given one, and the claim: an
+  identity covering every sequence, or the listed sequences (at most :data:`MAX_LISTED`, every
+  class that occurs among the checked sequences included), or the disagreeing sequence;
+- a statement-level certificate (:func:`evidence_certificate`, ``claim: "no-linear-head"`` or
+  ``"no-prompt-and-head"``): Motzkin multipliers showing that no linear head on the theorem's
+  features (or, for Theorem 3.6, no prompt and head at all) fits ``F*`` on the listed sequences.
+
+Every certificate written here is re-checked by the checker's own size limits before it is
+written: a certificate this module writes is one the checker reads.
 """
 
 from __future__ import annotations
@@ -16,17 +21,25 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from ...models.exceptions import InputError
-from ...models.hmm.rational import format_array, format_fraction
-from ...models.hmm.task import is_multiclass
-from ...models.hmm.integer import head_weights
-from ..theorems.vanilla.check import margins_direct, read_position_prior
+import numpy as np
 
-__all__ = ["build_certificate", "write_certificate", "check_certificate_request", "MAX_LISTED",
-           "CERTIFIED_THEOREMS"]
+from ... import certcheck
+from ...models.exceptions import InputError
+from ...models.hmm.linalg import left_inverse, nullspace_vector, rank
+from ...models.hmm.rational import format_array, format_fraction
+from ...models.hmm.task import class_label, is_multiclass, label
+from ...models.hmm.values import MemoryHMM
+from ..theorems.vanilla import assumptions as vasm
+from ..theorems.vanilla.check import margins_direct
+
+__all__ = ["build_certificate", "write_certificate", "check_certificate_request", "evidence_certificate",
+           "write_evidence_certificate", "MAX_LISTED", "CERTIFIED_THEOREMS"]
 
 MAX_LISTED = 200
-"""Most sequences a certificate lists (each recomputed by the checker, about 1 ms per state)."""
+"""Most sequences a theorem certificate lists (the checker recomputes each)."""
+
+SCAN_FOR_CLASSES = 5000
+"""Sequences scanned past the first :data:`MAX_LISTED` for a class those do not show."""
 
 CERTIFIED_THEOREMS = ("3.3", "3.6", "4.3", "4.6", "C.6")
 MEMORY_THEOREMS = ("4.3", "4.6", "C.6")
@@ -36,125 +49,358 @@ def check_certificate_request(theorem: str, mode: str | None, classes) -> None:
     """Refuse, before any work, a certificate this format cannot express.
 
     Raises:
-        InputError: an unknown theorem, a multiclass task or float mode.
+        InputError: an unknown theorem, float mode, or several classes on a memory theorem.
     """
     if theorem not in CERTIFIED_THEOREMS:
         raise InputError(f"--certificate: certificates cover Theorems {', '.join(CERTIFIED_THEOREMS)}; "
                          f"found {theorem!r}")
     if mode == "float":
         raise InputError("--certificate: a float run proves nothing to certify; use --mode exact")
-    if classes:
-        raise InputError("--certificate: certificates cover binary tasks; leave out --classes")
+    if classes and theorem in MEMORY_THEOREMS:
+        raise InputError("--certificate: certificates of the memory theorems cover binary tasks; leave out "
+                         "--classes (Theorems 3.3 and 3.6 take it)")
 
 
 def _fr(v) -> str:
     return format_fraction(Fraction(v))
 
 
+def _vec(values) -> list[str]:
+    return [_fr(v) for v in values]
+
+
+def _array(a):
+    """Nested lists of rational strings."""
+    return format_array(np.asarray(a, dtype=object))
+
+
+def _head(b):
+    """A head (binary vector or ``k`` rows) as rational strings."""
+    arr = np.asarray(b, dtype=object)
+    return [_vec(row) for row in arr] if arr.ndim == 2 else _vec(arr)
+
+
+def _vanilla_instance(model) -> dict:
+    mu = model.mu
+    return {"kind": "hmm", "A": _array(model.A), "W": _array(model.W), "pi0": _vec(model.pi0),
+            "mu": [_vec(row) for row in mu] if is_multiclass(mu) else _vec(mu)}
+
+
+def _memory_instance(model) -> dict:
+    if is_multiclass(model.mu):
+        raise InputError("--certificate: certificates of the memory theorems cover binary tasks")
+    return {"kind": "memory-hmm", "cells": model.cells, "memory_values": model.memory_values,
+            "syntax_states": model.syntax_states, "target_cell": model.target_cell,
+            "A": _array(model.A), "W": _array(model.W), "pi0": _array(model.pi0),
+            "pM": _array(model.pM), "mu": _array(model.mu)}
+
+
+def _header(theorem: str, claim: str, instance: dict) -> dict:
+    return {"format": certcheck.FORMAT, "version": certcheck.VERSION, "theorem": theorem, "claim": claim,
+            "instance": instance}
+
+
+# ---------------------------------------------------------------- assumption evidence
+
+def _evidence_31(model) -> dict:
+    if rank(model.W) == model.num_states:
+        return {"holds": True, "left_inverse": _array(left_inverse(model.W))}
+    return {"holds": False, "null_vector": _vec(nullspace_vector(model.W))}
+
+
+def _evidence_35(model, result: dict) -> dict | None:
+    """3.5 holds: ``B``, ``H*`` and a left inverse of ``W[:, H*]``; fails: a state of
+    ``supp(mu)`` with a kernel vector on the support of every column of ``A`` that reaches it.
+    None when the failure has no such short proof (the complete search refuted every ``B``)."""
+    if result.get("holds"):
+        H_star = [int(h) for h in result["H_star"]]
+        out = {"holds": True, "B": [int(h) for h in result["B"]], "H_star": H_star}
+        out["left_inverse"] = _array(left_inverse(model.W[:, H_star])) if H_star else []
+        return out
+    blocking = result.get("blocking") or []
+    if not blocking:
+        return None
+    s = int(blocking[0])
+    support = model.transition_support()
+    vectors = []
+    for h in range(model.num_states):
+        if support[s, h]:
+            cols = [int(g) for g in np.flatnonzero(support[:, h])]
+            v = nullspace_vector(model.W[:, cols])
+            if v is None:
+                return None
+            vectors.append({"column": h, "v": _vec(v)})
+    return {"holds": False, "state": s, "null_vectors": vectors}
+
+
+def _vanilla_assumptions(model, theorem: str, results: dict) -> tuple[dict, list[str]]:
+    """The ``assumptions`` block and the names left out (a failure without a short proof)."""
+    block, missing = {}, []
+    for name in {"3.3": ("3.1", "3.2"), "3.6": ("3.2", "3.5")}[theorem]:
+        if name == "3.1":
+            block[name] = _evidence_31(model)
+        elif name == "3.2":
+            block[name] = {"holds": bool(vasm.check_32(model)["holds"])}
+        else:
+            result = results.get("3.5") or vasm.check_35(model)
+            entry = _evidence_35(model, result)
+            if entry is None:
+                missing.append(name)
+            else:
+                block[name] = entry
+    return block, missing
+
+
+def _memory_assumptions(results: dict) -> tuple[dict, list[str]]:
+    block, missing = {}, []
+    for name, result in results.items():
+        if name in ("3.2", "4.4"):
+            block[name] = {"holds": bool(result["holds"])}
+        elif result.get("holds"):
+            block[name] = {"holds": True, "H_star": [int(h) for h in result["H_star"]]}
+        elif result.get("evidence"):
+            block[name] = {"holds": False, "evidence": [_memory_item(e) for e in result["evidence"]]}
+        else:
+            missing.append(name)
+    return block, missing
+
+
+def _memory_item(e: dict) -> dict:
+    keys = ("s", "kind", "columns", "null_vector", "U_columns", "a", "V_columns", "c")
+    return {k: e[k] for k in keys if k in e}
+
+
+# ---------------------------------------------------------------- theorem certificates
+
 def build_certificate(report) -> dict:
     """The certificate (a JSON-ready dict) of a :class:`~headprompt.verify.api.TheoremReport`.
 
     Raises:
-        InputError: a report this format cannot express (multiclass, float, a memory theorem,
-            or an assumption failure without a Motzkin certificate).
+        InputError: a report no certificate can express (float mode, no model, or an
+            assumption failure without evidence the checker can re-derive).
     """
-    data, details = report.data, report.details
+    data, details = report.data, dict(report.details)
+    details.setdefault("witness_given", getattr(getattr(report, "request", None), "witness", None) is not None)
     tid = data["theorem"]
     model = details.get("model")
     check_certificate_request(tid, data.get("mode"), None)
-    if model is None or is_multiclass(model.mu):
-        raise InputError("--certificate: certificates cover binary tasks")
+    if model is None:
+        raise InputError("--certificate: the report has no instance to certify")
     if tid in MEMORY_THEOREMS:
         return _memory_certificate(data, details, model)
-    cert = {"format": "headprompt-certificate", "version": 1, "theorem": tid, "verdict": data["verdict"],
-            "instance": {"A": [[_fr(v) for v in row] for row in model.A],
-                         "W": [[_fr(v) for v in row] for row in model.W],
-                         "pi0": [_fr(v) for v in model.pi0], "mu": [_fr(v) for v in model.mu]}}
+    cert = _header(tid, "theorem", _vanilla_instance(model))
+    cert["verdict"] = data["verdict"]
+    cert["assumptions"], missing = _vanilla_assumptions(model, tid, data.get("assumptions") or {})
+    if missing:
+        cert["notes"] = f"Assumption {', '.join(missing)}: no short proof of the failure; left out"
     if data["verdict"] == "assumptions-fail":
+        if all(entry["holds"] for entry in cert["assumptions"].values()):
+            raise InputError(f"--certificate: the failed assumption ({', '.join(missing) or data.get('failed')}) "
+                             "has no evidence the checker can re-derive, so no certificate is written")
         ev = data.get("counterexample") or {}
-        certs = ([ev] if ev.get("kind") == "no-linear-head" else
+        found = ([ev] if ev.get("kind") == "no-linear-head" else
                  [c for c in ev.get("certificates", []) if c.get("kind") == "no-linear-head"])
-        if not certs:
-            raise InputError(f"--certificate: the failed assumption's evidence ({ev.get('kind')}) is not a "
-                             "Motzkin certificate, so there is nothing the checker can re-derive")
-        cert["motzkin"] = [{k: c[k] for k in ("sequences", "labels", "certificate", "prompt") if k in c}
-                           for c in certs]
+        if found and not is_multiclass(model.mu):
+            cert["motzkin"] = [_motzkin_entry(c, tid) for c in found]
         return cert
     witness = details["witness"]
-    u = getattr(witness, "u", None)
-    cert["witness"] = {"b": [_fr(v) for v in witness.b], "u": None if u is None else [_fr(v) for v in u]}
-    sequences = [tuple(s) for s in details.get("sequences", [])]
+    u = getattr(witness, "u", None) if tid == "3.6" else None
+    cert["witness"] = {"b": _head(witness.b), "u": None if u is None else _vec(u),
+                       "source": "given" if details.get("witness_given") else "construction"}
+    sequences = [tuple(int(t) for t in s) for s in details.get("sequences", [])]
     if data["verdict"] == "refuted":
-        bad = tuple(data["counterexample"]["sequence"])
-        listed, covers = [bad], "listed"
-    elif data["identity"] and data["identity"].get("holds"):
-        listed, covers = sequences[:MAX_LISTED], "identity"
-        pre = read_position_prior(model, tid, u)
-        cert["identity"] = {"lambda": data["identity"]["lambda"],
-                            "lhs": [_fr(v) for v in head_weights(model, witness.b) * pre],
-                            "rhs": [_fr(m * p) for m, p in zip(model.mu, model.pi0)],
-                            "what": data["identity"]["what"]}
+        listed, covers = [tuple(data["counterexample"]["sequence"])], "listed"
     else:
-        listed, covers = sequences[:MAX_LISTED], "listed"
+        identity = data.get("identity") or {}
+        covers = "identity" if identity.get("holds") else "listed"
+        if covers == "identity":
+            cert["identity"] = {"lambda": _fr(Fraction(str(identity["lambda"])))}
+        listed = sequences[:MAX_LISTED]
     cert["covers"] = covers
     cert["sequences_checked_by_verify"] = len(sequences)
-    rows = []
-    for seq in listed:
-        star, head, _ = margins_direct(model, tid, witness.b, u, seq)
-        rows.append({"x": list(seq), "task_margin": _fr(star), "head_margin": _fr(head),
-                     "F_star": int(star >= 0), "F": int(head >= 0)})
-    cert["sequences"] = rows
+    cert["sequences"] = _vanilla_rows(model, tid, witness.b, u, listed, sequences[MAX_LISTED:MAX_LISTED + SCAN_FOR_CLASSES]
+                                      if data["verdict"] == "verified" else [])
+    _within_limits(cert)
     return cert
 
 
-def _array(a):
-    """Nested lists of rational strings (an exact array, or a witness array of ints/Fractions)."""
-    import numpy as np
+def _vanilla_rows(model, tid, b, u, listed, spare) -> list[dict]:
+    """Rows with both margins (or every class score) and labels, exactly; a class that the
+    listed rows miss is added from ``spare`` when one of those shows it."""
+    multi = is_multiclass(model.mu)
+    classes = len(model.mu) if multi else 2
+    rows, seen = [], set()
 
-    return format_array(np.asarray(a, dtype=object))
+    def row(seq):
+        star, head, possible = margins_direct(model, tid, b, u, seq)
+        if multi:
+            out = {"x": list(seq), "task_scores": _vec(star), "head_scores": _vec(head),
+                   "F_star": class_label(star), "F": class_label(head)}
+        else:
+            out = {"x": list(seq), "task_margin": _fr(star), "head_margin": _fr(head),
+                   "F_star": label(star), "F": label(head)}
+        return out, possible
+
+    for seq in listed:
+        r, possible = row(seq)
+        rows.append(r)
+        if possible:
+            seen.add(r["F_star"])
+    for seq in spare:
+        if len(seen) == classes:
+            break
+        r, possible = row(seq)
+        if possible and r["F_star"] not in seen:
+            seen.add(r["F_star"])
+            rows.append(r)
+    return rows
+
+
+def _motzkin_entry(c: dict, theorem: str) -> dict:
+    out = {"sequences": [[int(t) for t in s] for s in c["sequences"]], "labels": [int(v) for v in c["labels"]],
+           "certificate": {"y": [str(v) for v in c["certificate"]["y"]], "z": [str(v) for v in c["certificate"]["z"]]}}
+    if theorem == "3.6":
+        out["prompt"] = [_fr(v) for v in c["prompt"]]
+    return out
 
 
 def _memory_certificate(data: dict, details: dict, model) -> dict:
-    """Theorems 4.3 / 4.6 / C.6: the instance, the attention witness with its ``H*``, and the
-    listed sequences with ``x in R``, the positions ``Z``, both margins and the attended set,
-    recomputed here the direct way (:func:`~headprompt.verify.theorems.memory.check.decide_direct`)."""
+    """Theorems 4.3 / 4.6 / C.6: the instance, the assumptions' evidence, the attention witness
+    with its ``H*``, and the listed sequences with ``x in R``, the positions ``Z``, both
+    margins and the attended set, recomputed here the direct way."""
     from ..theorems.memory.check import decide_direct
 
     tid = data["theorem"]
+    cert = _header(tid, "theorem", _memory_instance(model))
+    cert["verdict"] = data["verdict"]
+    cert["assumptions"], missing = _memory_assumptions(data.get("assumptions") or {})
+    if missing:
+        cert["notes"] = f"Assumption {', '.join(missing)}: no evidence of the failure; left out"
     if data["verdict"] == "assumptions-fail":
-        raise InputError("--certificate: a failed non-degeneracy assumption's evidence is not a Motzkin "
-                         "certificate, so there is nothing the checker can re-derive")
+        if all(entry["holds"] for entry in cert["assumptions"].values()):
+            raise InputError("--certificate: the failed assumption has no evidence the checker can re-derive, "
+                             "so no certificate is written")
+        return cert
     witness, H_star = details["witness"], [int(h) for h in details["H_star"]]
-    cert = {"format": "headprompt-certificate", "version": 1, "theorem": tid, "verdict": data["verdict"],
-            "instance": {"kind": "memory-hmm", "cells": model.cells, "memory_values": model.memory_values,
-                         "syntax_states": model.syntax_states, "target_cell": model.target_cell,
-                         "A": _array(model.A), "W": _array(model.W), "pi0": _array(model.pi0),
-                         "pM": _array(model.pM), "mu": _array(model.mu)},
-            "witness": {"q": _array(witness.q), "Theta_K": _array(witness.Theta_K), "beta": _array(witness.beta),
-                        "Theta_V": _array(witness.Theta_V), "b": _array(witness.b),
-                        "u": None if witness.u is None else _array(witness.u), "H_star": H_star},
-            "covers": "listed"}
-    sequences = [tuple(s) for s in details.get("sequences", [])]
+    cert["witness"] = {"q": _array(witness.q), "Theta_K": _array(witness.Theta_K), "beta": _array(witness.beta),
+                       "Theta_V": _array(witness.Theta_V), "b": _array(witness.b),
+                       "u": None if witness.u is None else _array(witness.u), "H_star": H_star,
+                       "source": "given" if details.get("witness_given") else "construction"}
+    cert["covers"] = "listed"
+    sequences = [tuple(int(t) for t in s) for s in details.get("sequences", [])]
     listed = sequences[:MAX_LISTED]
+    spare = sequences[MAX_LISTED:MAX_LISTED + SCAN_FOR_CLASSES]
     if data["verdict"] == "refuted":
-        listed = [tuple(data["counterexample"]["sequence"])]
+        listed, spare = [tuple(data["counterexample"]["sequence"])], []
     cert["sequences_checked_by_verify"] = len(sequences)
-    rows = []
-    for seq in listed:
+    rows, seen = [], set()
+
+    def row(seq):
         d = decide_direct(model, witness, H_star, seq)
-        row = {"x": list(seq), "in_R": bool(d.possible and d.Z), "Z": list(d.Z)}
-        if row["in_R"]:
-            row.update({"task_margin": _fr(d.task_margin), "head_output": _fr(d.head_margin),
-                        "attended": list(d.attended), "F_star": d.expected, "F": d.got})
-        rows.append(row)
+        out = {"x": list(seq), "in_R": bool(d.possible and d.Z), "Z": [int(i) for i in d.Z]}
+        if out["in_R"]:
+            out.update({"task_margin": _fr(d.task_margin), "head_output": _fr(d.head_margin),
+                        "attended": [int(i) for i in d.attended], "F_star": int(d.expected), "F": int(d.got)})
+        return out
+
+    for seq in listed:
+        rows.append(row(seq))
+        if rows[-1]["in_R"]:
+            seen.add(rows[-1]["F_star"])
+    for seq in spare:
+        if len(seen) == 2:
+            break
+        r = row(seq)
+        if r["in_R"] and r["F_star"] not in seen:
+            seen.add(r["F_star"])
+            rows.append(r)
     cert["sequences"] = rows
+    _within_limits(cert)
     return cert
 
 
-def write_certificate(report, path: str) -> dict:
+# ---------------------------------------------------------------- statement-level certificates
+
+def evidence_certificate(model, theorem: str, evidence: dict) -> dict:
+    """A standalone certificate of statement-level evidence (H2's finders' dicts):
+
+    - ``{"kind": "no-linear-head", "sequences", "labels", "certificate": {"y", "z"}}``, with
+      ``"prompt"`` for Theorem 3.6: no linear head on the theorem's features fits ``F*`` on the
+      sequences (3.3: ``G_1(∅, x)``; 3.6: ``Gbar_2(u, e(∅), e(x))`` for the one prompt given;
+      4.3/4.6/C.6 on a memory model: ``G_1(∅, x)`` of that model, the linear-head baseline);
+    - ``{"kind": "no-prompt-and-head", "prompts": "all", ...}`` (Theorem 3.6 only): no prompt and
+      no head fit ``F*`` on the sequences.
+
+    Raises:
+        InputError: an unknown kind, a theorem that does not match the model, a multiclass task.
+    """
+    kind = evidence.get("kind")
+    memory = isinstance(model, MemoryHMM)
+    if theorem not in CERTIFIED_THEOREMS or memory != (theorem in MEMORY_THEOREMS):
+        raise InputError(f"evidence certificate: Theorem {theorem!r} does not match a "
+                         f"{'memory-augmented' if memory else 'vanilla'} HMM")
+    if is_multiclass(model.mu):
+        raise InputError("evidence certificate: Motzkin certificates are about binary tasks")
+    instance = _memory_instance(model) if memory else _vanilla_instance(model)
+    rows = {"sequences": [[int(t) for t in s] for s in evidence["sequences"]],
+            "certificate": {"y": [_fr(v) for v in evidence["certificate"]["y"]],
+                            "z": [_fr(v) for v in evidence["certificate"]["z"]]}}
+    if "labels" in evidence:
+        rows["labels"] = [int(v) for v in evidence["labels"]]
+    if kind == "no-linear-head":
+        cert = {**_header(theorem, "no-linear-head", instance), **rows}
+        if theorem == "3.6":
+            if evidence.get("prompt") is None:
+                raise InputError("evidence certificate: Theorem 3.6's features need the prompt u")
+            cert["prompt"] = [_fr(v) for v in evidence["prompt"]]
+    elif kind == "no-prompt-and-head":
+        if theorem != "3.6":
+            raise InputError("evidence certificate: no-prompt-and-head is about Theorem 3.6")
+        cert = {**_header(theorem, "no-prompt-and-head", instance), "prompts": "all", **rows}
+    else:
+        raise InputError(f"evidence certificate: unknown kind {kind!r} (no-linear-head, no-prompt-and-head)")
+    _within_limits(cert)
+    return cert
+
+
+def write_evidence_certificate(model, theorem: str, evidence: dict, path) -> dict:
+    """:func:`evidence_certificate` written to ``path`` as JSON; returns it."""
+    return _write(evidence_certificate(model, theorem, evidence), path)
+
+
+# ---------------------------------------------------------------- writing
+
+def _within_limits(cert: dict) -> None:
+    """Refuse to write what the checker would not read (its documented limits)."""
+    limit = certcheck.LIMITS["number_digits"]
+
+    def walk(v):
+        if isinstance(v, str):
+            if len(v) > limit:
+                for part in v.lstrip("-").split("/"):
+                    if len(part) > limit:
+                        raise InputError(f"--certificate: a number of {len(part)} digits is over the checker's "
+                                         f"limit of {limit}; check fewer or shorter sequences")
+        elif isinstance(v, list):
+            for w in v:
+                walk(w)
+        elif isinstance(v, dict):
+            for w in v.values():
+                walk(w)
+
+    walk(cert)
+
+
+def _write(cert: dict, path) -> dict:
+    text = json.dumps(cert, indent=1) + "\n"
+    if len(text) > certcheck.LIMITS["file_bytes"]:
+        raise InputError(f"--certificate: {len(text)} bytes is over the checker's limit of "
+                         f"{certcheck.LIMITS['file_bytes']}")
+    with open(path, "w", encoding="ascii") as fh:
+        fh.write(text)
+    return cert
+
+
+def write_certificate(report, path) -> dict:
     """Build the certificate of ``report`` and write it to ``path`` as JSON; return it."""
-    cert = build_certificate(report)
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(cert, fh, indent=1)
-        fh.write("\n")
-    return cert
+    return _write(build_certificate(report), path)
