@@ -17,7 +17,76 @@ import numpy as np
 from ..exceptions import InputError
 
 __all__ = ["to_fmpq_mat", "from_fmpq_mat", "rank", "left_inverse", "nullspace_vector", "solve",
-           "pivot_columns", "ColumnIndependence"]
+           "pivot_columns", "ColumnIndependence", "PRIME", "full_column_rank_mod_p", "integer_columns_independent",
+           "column_blocks"]
+
+PRIME = 2**61 - 1
+"""A prime (the Mersenne prime ``2^61 - 1``) for ranks modulo ``p``."""
+
+
+def full_column_rank_mod_p(columns: Sequence[Sequence[int]], rows: int, p: int = PRIME) -> bool:
+    """Whether the integer matrix with the given columns (each ``rows`` integers) has full column
+    rank modulo the prime ``p``. True is a proof of full column rank over Q: some ``k x k``
+    minor is nonzero mod ``p``, hence a nonzero integer. False proves nothing over Q.
+
+    >>> full_column_rank_mod_p([[1, 1], [2, 2]], 2), full_column_rank_mod_p([[1, 0], [3, 1]], 2)
+    (False, True)
+    """
+    k = len(columns)
+    if k == 0:
+        return True
+    if k > rows:
+        return False
+    flat = [int(v) % p for r in range(rows) for v in (col[r] for col in columns)]
+    return flint.nmod_mat(rows, k, flat, p).rank() == k
+
+
+def integer_columns_independent(columns: Sequence[Sequence[int]], rows: int) -> bool:
+    """Whether integer columns are linearly independent over Q, exactly: the rank modulo
+    :data:`PRIME` first (a proof when full), else the exact integer rank (``fmpz_mat``)."""
+    if full_column_rank_mod_p(columns, rows):
+        return True
+    k = len(columns)
+    if k > rows:
+        return False
+    return flint.fmpz_mat([[int(col[r]) for col in columns] for r in range(rows)]).rank() == k
+
+
+def column_blocks(row_lists: Sequence[Sequence[int]]) -> list[tuple[list[int], list[int]]]:
+    """The blocks of a sparse matrix given the row indices of each column's nonzeros: groups of
+    columns connected through shared rows, as ``(columns, rows)`` pairs (sorted). Columns of
+    different blocks have disjoint supports, so a set of columns is independent exactly when
+    each block's columns are (the matrix is block-diagonal up to permutations).
+
+    >>> column_blocks([[0, 1], [5], [1, 2]])
+    [([0, 2], [0, 1, 2]), ([1], [5])]
+    """
+    parent = list(range(len(row_lists)))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    owner: dict[int, int] = {}
+    for c, rows in enumerate(row_lists):
+        for r in rows:
+            r = int(r)
+            if r in owner:
+                ra, rb = find(owner[r]), find(c)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+            else:
+                owner[r] = c
+    groups: dict[int, list[int]] = {}
+    for c in range(len(row_lists)):
+        groups.setdefault(find(c), []).append(c)
+    out = []
+    for cols in groups.values():
+        rows = sorted({int(r) for c in cols for r in row_lists[c]})
+        out.append((sorted(cols), rows))
+    return sorted(out)
 
 
 def to_fmpq_mat(matrix) -> flint.fmpq_mat:

@@ -62,7 +62,7 @@ import numpy as np
 
 from ..hmm.values import HMM
 
-__all__ = ["UNIT_ROUNDOFF", "SMALLEST_NORMAL", "gamma", "sign_bound_factor", "ratio_error_factor",
+__all__ = ["make_chain", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "gamma", "sign_bound_factor", "ratio_error_factor",
            "backward_count", "forward_count", "certified_signs", "BoundChain", "bound_chain",
            "split_rows", "round_up", "round_down", "MAX_COUNT"]
 
@@ -193,30 +193,33 @@ class BoundChain:
 
     def with_table(self, table: np.ndarray) -> "BoundChain":
         """The same chain with another embedding table (e.g. a prompt row appended)."""
-        return _make_chain(self.A, self.pi0, table, self.usable)
+        return make_chain(self.A, self.pi0, table, self.usable)
 
     def floor_at(self, every: int) -> float:
         """The guard when the kernel rescales every ``every`` steps."""
-        amin = self.A[self.A > 0].min() if (self.A > 0).any() else 1.0
-        wmin = self.W[self.W > 0].min() if (self.W > 0).any() else 1.0
-        return float(8 * SMALLEST_NORMAL / (amin * wmin) ** every)
+        from .floats import positive_min
+
+        return float(8 * SMALLEST_NORMAL / (positive_min(self.A) * positive_min(self.W)) ** every)
 
     def floor_for(self, rmin: float) -> float:
         """The guard for dot products with functionals whose smallest magnitude is ``rmin``."""
         return max(self.floor, 8 * SMALLEST_NORMAL / rmin)
 
 
-def _make_chain(A: np.ndarray, pi0: np.ndarray, table: np.ndarray, usable: bool) -> BoundChain:
+def make_chain(A: np.ndarray, pi0: np.ndarray, table: np.ndarray, usable: bool) -> BoundChain:
     from .floats import rescale_interval
 
-    table = np.ascontiguousarray(table, dtype=float)
-    amin = A[A > 0].min() if (A > 0).any() else 1.0
-    wmin = table[table > 0].min() if (table > 0).any() else 1.0
+    from .floats import positive_min
+
+    sparse_input = hasattr(A, "tocsr")
+    table = table.tocsr() if hasattr(table, "tocsr") else np.ascontiguousarray(table, dtype=float)
+    amin, wmin = positive_min(A), positive_min(table)
     every = rescale_interval(A, table)
     floor = 8 * SMALLEST_NORMAL / (amin * wmin) ** every
-    pmin = pi0[pi0 > 0].min() if (pi0 > 0).any() else 1.0
+    pmin = positive_min(pi0)
     usable = usable and floor < 2.0 ** -400 and pmin >= floor
-    return BoundChain(A, np.ascontiguousarray(A.T), table, pi0, float(floor), every, bool(usable))
+    AT = A.T if sparse_input else np.ascontiguousarray(A.T)      # a sparse transpose is a view
+    return BoundChain(A, AT, table, pi0, float(floor), every, bool(usable))
 
 
 def bound_chain(hmm: HMM) -> BoundChain:
@@ -241,8 +244,8 @@ def _build_bound_chain(hmm: HMM) -> BoundChain:
         arrays = [np.asarray(f.A, dtype=float), np.asarray(f.W, dtype=float), np.asarray(f.pi0, dtype=float)]
         ok = all(_normal_from_float_form(v, a) for v, a in zip((hmm.A, hmm.W, hmm.pi0), arrays))
         A, W, pi0 = arrays
-        return _make_chain(np.ascontiguousarray(A), pi0, W, ok)
+        return make_chain(np.ascontiguousarray(A), pi0, W, ok)
     A, okA = _to_normal_floats(hmm.A)
     W, okW = _to_normal_floats(hmm.W)
     pi0, okp = _to_normal_floats(hmm.pi0)
-    return _make_chain(np.ascontiguousarray(A), pi0, W, okA and okW and okp)
+    return make_chain(np.ascontiguousarray(A), pi0, W, okA and okW and okp)

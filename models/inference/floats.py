@@ -114,13 +114,30 @@ def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
     """How many steps messages may go between rescalings: each step shrinks a positive entry
     by at most ``a w`` (the smallest positive entries of ``A`` and of the embeddings), and
     ``(a w)^k`` must stay above ``2^-500`` (far from underflow). Between 1 and 16."""
-    amin = A[A > 0].min() if (A > 0).any() else 1.0
-    wmin = table[table > 0].min() if (table > 0).any() else 1.0
+    amin, wmin = positive_min(A), positive_min(table)
     per_step = -np.log2(amin * wmin)
     # messages never grow unless an embedding exceeds 1 (A is column-stochastic); then by at
     # most that factor per step, which must stay below 2^500 between rescalings as well
-    per_step = max(per_step, np.log2(max(float(table.max(initial=1.0)), 1.0)))
+    per_step = max(per_step, np.log2(max(largest(table), 1.0)))
     return int(max(1, min(16, 500 // max(per_step, 1.0))))
+
+
+def _values(M):
+    """The stored values of a dense array or a scipy sparse array (its nonzeros)."""
+    return M.data if hasattr(M, "tocsr") else np.asarray(M)
+
+
+def positive_min(M) -> float:
+    """The smallest positive entry of a dense or sparse array (1.0 when there is none)."""
+    v = _values(M)
+    pos = v[v > 0]
+    return float(pos.min()) if pos.size else 1.0
+
+
+def largest(M) -> float:
+    """The largest entry of a dense or sparse array (0.0 for an empty or all-zero one)."""
+    v = _values(M)
+    return float(max(v.max(initial=0.0), 0.0))
 
 
 SPARSE_MIN_STATES, SPARSE_MAX_DENSITY = 128, 0.05
@@ -134,19 +151,32 @@ def _row_multipliers(A: np.ndarray, AT: np.ndarray):
     products, the zero terms left out, so the a priori bound of :mod:`models.inference_bounds`
     (any summation order, at most ``H`` terms) covers both."""
     H = A.shape[0]
-    if H >= SPARSE_MIN_STATES and np.count_nonzero(A) <= SPARSE_MAX_DENSITY * A.size:
+    given_sparse = hasattr(A, "tocsr")
+    if given_sparse or (H >= SPARSE_MIN_STATES and np.count_nonzero(A) <= SPARSE_MAX_DENSITY * A.size):
         from scipy import sparse
 
-        A_sp, AT_sp = sparse.csr_array(A), sparse.csr_array(AT)
+        A_sp = A.tocsr() if given_sparse else sparse.csr_array(A)
+        AT_view = A_sp.T                   # a CSC view of the same arrays: no transposed copy
 
         def times_AT(x, out):              # (A x^T)^T
             out[...] = (A_sp @ x.T).T
 
         def times_A(x, out):               # (A^T x^T)^T
-            out[...] = (AT_sp @ x.T).T
+            out[...] = (AT_view @ x.T).T
 
         return times_AT, times_A
     return (lambda x, out: np.matmul(x, AT, out=out)), (lambda x, out: np.matmul(x, A, out=out))
+
+
+def _row_taker(table):
+    """``take(rows, out)``: ``out[r] = table[rows[r]]`` for a dense or a sparse (CSR) table."""
+    if hasattr(table, "tocsr"):
+        csr = table.tocsr()
+
+        def take(rows, out):
+            out[...] = csr[rows].toarray()
+        return take
+    return lambda rows, out: np.take(table, rows, axis=0, out=out)
 
 
 def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.ndarray,
@@ -180,7 +210,8 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
     every = rescale_interval(A, table) if every is None else every
     out: dict = {"every": every}
     ones = np.ones(H)
-    grows = bool(table.max(initial=0.0) > 1.0)        # messages can grow only through embeddings > 1
+    grows = largest(table) > 1.0                      # messages can grow only through embeddings > 1
+    take = _row_taker(table)
     if track:
         out["minpos"] = minpos = np.full(n, np.inf)
         shift = {"f": np.zeros(n, dtype=np.int64), "b": np.zeros(n, dtype=np.int64)}
@@ -219,7 +250,7 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
                 p = pre[j] if store and not store_alpha else buf
                 times_AT(a, p)                              # [n, H]: rows are (A alpha)^T
                 settle(p, j, "f")
-                np.take(table, idx[j], axis=0, out=emb)
+                take(idx[j], emb)
                 np.multiply(emb, p, out=a)                  # alpha_j = v_j ⊙ pre_j
                 if store and store_alpha:
                     pre[j] = a
@@ -235,7 +266,7 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
             for step, j in enumerate(range(t - 1, -1, -1)):
                 if store:
                     beta[j] = b
-                np.take(table, idx[j], axis=0, out=emb)
+                take(idx[j], emb)
                 np.multiply(emb, b, out=y)                  # v_j ⊙ beta_j
                 b = np.empty((n, H)) if store else b
                 times_A(y, b)                               # A^T (v_j ⊙ beta_j), as rows

@@ -24,7 +24,7 @@ DEFAULTS = {"vocab": 10, "samples": 10_000}
 """Defaults filled in after the options that do not apply were refused (an option left out is
 ``None`` until then, so a default is never blamed on the user)."""
 
-SIZE_LIMITS = {"hidden": (1, 1000), "vocab": (1, 1000), "samples": (0, 1_000_000), "length": (1, 4096),
+SIZE_LIMITS = {"hidden": (1, 16384), "vocab": (1, 10000), "samples": (0, 1_000_000), "length": (1, 4096),
                "memory": (1, 64), "cells": (1, 8),
                "classes": (2, 16)}
 MAX_CLASSES = SIZE_LIMITS["classes"][1]

@@ -222,6 +222,10 @@ def no_basis_set_evidence(hmm: HMM, failed35: dict, *, seed: int = 0, search: bo
 def theorem(args) -> dict:
     """The report dict of ``verify theorem 3.3|3.6`` (SPEC section 4)."""
     tid = args.id
+    from .scale import theorem_at_scale, use_scale_path
+
+    if use_scale_path(args):              # above 1,000 states or tokens: the sparse exact form
+        return theorem_at_scale(args)
     hmm, instance = load_or_generate(args, tid)
     conversion = instance.pop("_conversion", None)
     mode, mode_note = check_work(args, hmm)

@@ -1,0 +1,219 @@
+"""Assumptions and witnesses of Theorems 3.3 and 3.6 on large exact HMMs, each with a proof.
+
+- 3.1 (``rank W = |H|``): impossible when ``|H| > |X|``; otherwise the columns of ``W`` split
+  into blocks with disjoint supports (:func:`column_blocks`) and each block's integer
+  numerators have full column rank modulo a prime (a proof over Q), else its exact integer rank.
+- 3.2: strongly connected components of the support graph of ``A`` in one pass (Tarjan/Pearce,
+  ``scipy.sparse.csgraph``), the period from one breadth-first search (the gcd over edges
+  ``h -> g`` of ``level(h) + 1 - level(g)``), and ``pi0 > 0``.
+- 3.5: a basis set ``B`` (the generator's, a saved hint, or a greedy cover of ``supp(mu)``),
+  verified: ``H*`` is the union of ``supp(A[:, b])``, ``W[:, H*]`` has independent columns (as
+  for 3.1) and ``supp(mu) ⊆ H*``. A failure is proven only when some state of ``supp(mu)`` has no
+  admissible predecessor; otherwise an unsuccessful greedy search is refused as undecided.
+- Witnesses: ``b = coeff^T W_S^+`` with ``W_S`` the columns ``S`` (``H*``, or all states for 3.3)
+  computed block by block: ``b = N z`` with ``N`` the integer numerators and
+  ``(N^T N) z = diag(den) coeff`` solved exactly (``W_S^+ = (W_S^T W_S)^{-1} W_S^T``).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import flint
+import numpy as np
+from scipy import sparse
+from scipy.sparse import csgraph
+
+from ....models.exceptions import LimitError
+from ....models.hmm.large import LargeHMM, exact_matvec, exact_rmatvec
+from ....models.hmm.linalg import column_blocks, integer_columns_independent
+
+__all__ = ["check_31_large", "check_32_large", "check_35_large", "independent_states", "head_for",
+           "MAX_BLOCK_COLUMNS", "MAX_GREEDY"]
+
+MAX_BLOCK_COLUMNS = 600
+"""Columns of one block of ``W`` whose independence or pseudo-inverse is computed exactly."""
+
+MAX_GREEDY = 2000
+"""States of ``supp(mu)`` the greedy basis-set search covers."""
+
+
+def _column_rows(model: LargeHMM, states) -> list[np.ndarray]:
+    W = model.W
+    return [W.indices[W.indptr[h]:W.indptr[h + 1]] for h in states]
+
+
+def independent_states(model: LargeHMM, states) -> tuple[bool, int]:
+    """Whether ``W[:, states]`` has linearly independent columns (proven, block by block), and
+    the number of blocks. Raises LimitError for a block too large to decide."""
+    states = [int(h) for h in states]
+    blocks = column_blocks(_column_rows(model, states))
+    W = model.W
+    for cols, rows in blocks:
+        if len(cols) > len(rows):
+            return False, len(blocks)
+        if len(cols) > MAX_BLOCK_COLUMNS:
+            raise LimitError(f"a block of W has {len(cols)} linked columns; the limit for an exact rank is "
+                             f"{MAX_BLOCK_COLUMNS} (a block-sparse W decides independence block by block)")
+        where = {r: i for i, r in enumerate(rows)}
+        columns = []
+        for c in cols:
+            h = states[c]
+            col = [0] * len(rows)
+            for r, v in zip(W.indices[W.indptr[h]:W.indptr[h + 1]].tolist(), W.data[W.indptr[h]:W.indptr[h + 1]].tolist()):
+                col[where[r]] = v
+            columns.append(col)
+        if not integer_columns_independent(columns, len(rows)):
+            return False, len(blocks)
+    return True, len(blocks)
+
+
+def check_31_large(model: LargeHMM) -> dict:
+    """Assumption 3.1: ``rank W = |H|``, proven block by block."""
+    n, X = model.num_states, model.num_tokens
+    if n > X:
+        return {"holds": False, "why": f"rank W <= |X| = {X} < |H| = {n} (|H| > |X|: impossible with this "
+                                       "vocabulary)"}
+    ok, blocks = independent_states(model, range(n))
+    if ok:
+        return {"holds": True, "why": f"rank W = {n} = |H|: W splits into {blocks} blocks of disjoint support, each "
+                                      "of full column rank modulo the prime 2^61 - 1 (or exactly), so over Q"}
+    return {"holds": False, "why": f"rank W < |H| = {n}: a block of W has linearly dependent columns (exact rank)"}
+
+
+def check_32_large(model: LargeHMM) -> dict:
+    """Assumption 3.2 in one pass over the support graph (strong components, then one BFS)."""
+    n = model.num_states
+    graph = sparse.csr_array((np.ones(model.A.nnz, dtype=np.int8), model.A.indices, model.A.indptr),
+                             shape=(n, n))       # row h lists supp(A[:, h]): edges h -> g
+    count, label = csgraph.connected_components(graph, directed=True, connection="strong")
+    if count > 1:
+        h = 0
+        g = int(np.flatnonzero(label != label[0])[0])
+        reach = csgraph.breadth_first_order(graph, 0, directed=True, return_predecessors=False)
+        if g in set(reach.tolist()):                    # then 0 is unreachable from g
+            h, g = g, 0
+        return {"holds": False, "why": f"the chain is not irreducible: {count} strongly connected components "
+                                       f"(state {g} cannot be reached from state {h})", "unreachable": [h, g]}
+    level = csgraph.shortest_path(graph, method="D", unweighted=True, indices=0)
+    src = np.repeat(np.arange(n), np.diff(graph.indptr))
+    diffs = level[src] + 1 - level[graph.indices]
+    period = int(np.gcd.reduce(np.abs(diffs).astype(np.int64))) if diffs.size else 0
+    if period != 1:
+        return {"holds": False, "why": f"the chain is periodic with period {period}, so not ergodic", "period": period}
+    zeros = [h for h, v in enumerate(model.pi0.tolist()) if v == 0]
+    if zeros:
+        return {"holds": False, "why": f"P[H_0] does not have full support: P[H_0][{zeros[0]}] = 0",
+                "zero_states": zeros[:20]}
+    return {"holds": True, "why": "the support graph of A is strongly connected (one component, one pass) and "
+                                  "aperiodic (period 1 from one breadth-first search), and P[H_0] > 0 on every state"}
+
+
+def _reach(model: LargeHMM, B) -> list[int]:
+    sup = set()
+    for b in B:
+        sup.update(model.A.indices[model.A.indptr[b]:model.A.indptr[b + 1]].tolist())
+    return sorted(sup)
+
+
+def check_35_large(model: LargeHMM, hint=None) -> dict:
+    """Assumption 3.5 with a verified pair ``(B, H*)``: the hint (generator, saved meta) when it
+    passes, else a greedy cover of ``supp(mu)`` by admissible columns (module docstring)."""
+    target = [h for h, v in enumerate(model.mu.tolist()) if v != 0]
+    if not target:
+        return {"holds": True, "H_star": [], "B": [], "why": "mu = 0: Assumption 3.5 holds vacuously with B = H* = []"}
+    in_target = set(target)
+
+    def verified(B, how):
+        H_star = _reach(model, B)
+        if in_target <= set(H_star) and independent_states(model, H_star)[0]:
+            return {"holds": True, "H_star": H_star, "B": sorted(set(B)),
+                    "why": f"H* ({len(H_star)} states) is the one-step reach of B = {sorted(set(B))} ({how}), "
+                           "W[:, H*] has independent columns (proven block by block: rank modulo the prime "
+                           "2^61 - 1, or exact) and supp(mu) ⊆ H*"}
+        return None
+
+    if hint:
+        found = verified([int(b) for b in hint], "the saved or generated basis set, verified here")
+        if found:
+            return found
+    if len(target) > MAX_GREEDY:
+        raise LimitError(f"supp(mu) has {len(target)} states; the basis-set search covers at most {MAX_GREEDY} "
+                         "(give mu on fewer states)")
+    preds = sparse.csr_array(model.A)                     # row g: the h with A[g, h] > 0
+    greedy, covered, blocked = [], set(), None
+    for s in target:
+        if s in covered:
+            continue
+        cands = preds.indices[preds.indptr[s]:preds.indptr[s + 1]].tolist()
+        cands.sort(key=lambda h: (model.A.indptr[h + 1] - model.A.indptr[h], h))
+        chosen = None
+        for h in cands[:50]:
+            sup = _reach(model, [h])
+            if independent_states(model, sup)[0] and independent_states(model, sorted(covered | set(sup)))[0]:
+                chosen = h
+                break
+        if chosen is None:
+            admissible = any(independent_states(model, _reach(model, [h]))[0] for h in cands[:50])
+            if not cands or (len(cands) <= 50 and not admissible):
+                blocked = s
+            break
+        greedy.append(chosen)
+        covered |= set(_reach(model, [chosen]))
+    else:
+        found = verified(greedy, "a greedy cover of supp(mu)")
+        if found:
+            return found
+    if blocked is not None:
+        return {"holds": False, "blocking": [blocked],
+                "why": f"state {blocked} is in supp(mu) but every column of A that reaches it has a support whose "
+                       "W-columns are linearly dependent (or none reaches it), so no B can put it into an "
+                       "independent H*"}
+    raise LimitError("Assumption 3.5 could not be decided at this size: the greedy basis-set search found no B "
+                     "and the complete search is exponential; give a smaller instance, or save the instance with "
+                     "meta.instance.B (a basis set to verify)")
+
+
+def head_for(model: LargeHMM, states: list[int], coeff: dict[int, Fraction]) -> tuple[np.ndarray, int]:
+    """``b`` with ``W_S^T b = coeff`` on ``S = states`` (``W_S^+`` of independent columns), as
+    ``(integer numerators over the tokens, denominator)``; computed per block, only for blocks
+    where ``coeff`` is nonzero (the others contribute 0)."""
+    W = model.W
+    X = model.num_tokens
+    b = [Fraction(0)] * X
+    for cols, rows in column_blocks(_column_rows(model, states)):
+        block = [states[c] for c in cols]
+        if all(coeff.get(h, 0) == 0 for h in block):
+            continue
+        where = {r: i for i, r in enumerate(rows)}
+        N = flint.fmpz_mat(len(rows), len(block))
+        for j, h in enumerate(block):
+            for r, v in zip(W.indices[W.indptr[h]:W.indptr[h + 1]].tolist(), W.data[W.indptr[h]:W.indptr[h + 1]].tolist()):
+                N[where[r], j] = int(v)
+        rhs = flint.fmpq_mat(len(block), 1, [flint.fmpq(Fraction(coeff.get(h, 0) * int(model.dW[h])).numerator,
+                                                        Fraction(coeff.get(h, 0) * int(model.dW[h])).denominator)
+                                             for h in block])
+        gram = flint.fmpq_mat(N.transpose() * N)
+        z = gram.solve(rhs)
+        bz = flint.fmpq_mat(N) * z
+        for i, r in enumerate(rows):
+            v = bz[i, 0]
+            b[r] = Fraction(int(v.p), int(v.q))
+    d = math.lcm(*(v.denominator for v in b)) if b else 1
+    return np.array([v.numerator * (d // v.denominator) for v in b], dtype=object), d
+
+
+def head_weights_large(model: LargeHMM, b_ints: np.ndarray, db: int) -> list[Fraction]:
+    """``W^T b`` exactly, one Fraction per hidden state."""
+    y, den = exact_rmatvec(model.W, model.dW, b_ints)
+    return [Fraction(int(v), int(d) * db) for v, d in zip(y.tolist(), den.tolist())]
+
+
+def prompt_prior(model: LargeHMM, B: list[int]) -> list[Fraction]:
+    """``c = A (u ⊙ P[H_1])`` with ``u = 1_B``, exactly."""
+    p1, d1 = model.prior_h1()
+    u = np.zeros(model.num_states, dtype=object)
+    u[B] = p1[B]
+    y, d = exact_matvec(model.A, model.dA, u)
+    return [Fraction(int(v), d * d1) for v in y.tolist()]
