@@ -223,31 +223,9 @@ def _floats(values: Any, name: str) -> Any:
     support and so the model)."""
     if values is None:
         return None
-    from .rational import fraction_array
+    from .rational import float64_array
 
-    exact = fraction_array(values, name=name)
-    out = np.empty(exact.shape, dtype=float)
-    for idx, v in np.ndenumerate(exact):
-        try:
-            f = float(v)
-        except OverflowError:
-            raise ValidationError(f"{name}{list(idx)}: {_short(v)} is beyond the float64 range (about 1.8e308); "
-                                  "use --mode exact, which reads it exactly") from None
-        if f == 0.0 and v != 0:
-            raise ValidationError(f"{name}{list(idx)}: {_short(v)} would become 0 in float64 (below about "
-                                  "4.9e-324), changing the model; use --mode exact, which reads it exactly")
-        out[idx] = f
-    return out
-
-
-def _short(v) -> str:
-    from .rational import format_fraction
-
-    text = format_fraction(v)
-    if len(text) <= 30:
-        return text
-    exponent = len(str(abs(v.numerator))) - len(str(v.denominator))     # 10^(e-1) <= |v| < 10^(e+1)
-    return f"{'-' if v < 0 else ''}about 1e{exponent}"
+    return float64_array(values, name)
 
 
 def load_instance(path: str | Path, *, exact: bool = True) -> HMM | MemoryHMM:

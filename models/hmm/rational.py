@@ -20,7 +20,7 @@ from ..exceptions import ExactnessError, InputError
 
 __all__ = ["to_fraction", "fraction_array", "format_fraction", "format_array",
            "round_to_denominator", "denominator_for", "common_denominator", "is_exact_array",
-           "ascii_number_text"]
+           "ascii_number_text", "float_or_inf", "float64_array", "describe_magnitude"]
 
 # The number grammar of instance files and flags (SPEC section 2), ASCII only: Python's int() and
 # Decimal() would also read Arabic-Indic or fullwidth digits, "3_0" and " 1 " (and int() "1 / 3"
@@ -218,3 +218,47 @@ def round_to_denominator(probs: np.ndarray, max_denominator: int, *, axis: int =
             counts[j] += step
         out[idx] = [units[c] if c in units else unit(c) for c in counts.tolist()]
     return np.moveaxis(out, -1, axis)
+
+
+def float_or_inf(value: Any) -> float:
+    """``float(value)`` rounded once, with IEEE overflow: a rational beyond float64's range is
+    ``inf`` or ``-inf`` (as ``float("3e500")`` reads), never an ``OverflowError``; one below its
+    smallest subnormal becomes ``0.0``. Callers that need every value held test the result
+    (:func:`float64_array`)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def describe_magnitude(v: Fraction) -> str:
+    """A rational as ``p/q`` when short, else as ``about 1eN`` (messages about huge or tiny values)."""
+    text = format_fraction(v)
+    if len(text) <= 30:
+        return text
+    exponent = len(str(abs(v.numerator))) - len(str(v.denominator))     # 10^(e-1) <= |v| < 10^(e+1)
+    return f"{'-' if v < 0 else ''}about 1e{exponent}"
+
+
+def float64_array(values: Any, name: str, *, hint: str = "use --mode exact, which reads it exactly") -> np.ndarray:
+    """Exact values as float64, refusing what float64 cannot hold: a value beyond its range
+    (``1e400``) or a nonzero value that would become 0 (``1e-400``, which would change a support
+    or a task and so the model).
+
+    Raises:
+        ValidationError: naming the entry (``name[i, j]``), the value and ``hint``.
+    """
+    from ..exceptions import ValidationError
+
+    exact = fraction_array(values, name=name)
+    out = np.empty(exact.shape, dtype=float)
+    for idx, v in np.ndenumerate(exact):
+        f = float_or_inf(v)
+        if math.isinf(f):
+            raise ValidationError(f"{name}{list(idx)}: {describe_magnitude(v)} is beyond the float64 range (about 1.8e308); "
+                                  f"{hint}")
+        if f == 0.0 and v != 0:
+            raise ValidationError(f"{name}{list(idx)}: {describe_magnitude(v)} would become 0 in float64 (below about "
+                                  f"4.9e-324), changing the model; {hint}")
+        out[idx] = f
+    return out

@@ -154,7 +154,8 @@ def _floats_of(shape: tuple[int, ...], parts: tuple[list, list, bool] | None) ->
 
 
 def _to_float64(arr: np.ndarray) -> np.ndarray:
-    """``arr.astype(float)``, the same numbers, without a ``Fraction.__float__`` call per entry."""
+    """``arr.astype(float)``, the same numbers, without a ``Fraction.__float__`` call per entry
+    (every entry is within float64's range: task weights are checked, :func:`_check_task_range`)."""
     out = _floats_of(arr.shape, _rational_parts(arr))
     return arr.astype(float) if out is None else out
 
@@ -162,6 +163,28 @@ def _to_float64(arr: np.ndarray) -> np.ndarray:
 def _check_shape(arr: np.ndarray, shape: tuple[int, ...], name: str, what: str) -> None:
     if arr.shape != shape:
         raise ValidationError(f"{name}: expected shape {shape} ({what}), found {arr.shape}")
+
+
+_FLOAT64_MAX = Fraction(np.finfo(float).max)
+
+
+def _check_task_range(mu: np.ndarray) -> None:
+    """Task weights within float64's range (about 1.8e308): the sampler, the float kernels and
+    the certified bound read a float form of every model, and ``F* = 1(mu . p >= 0)`` does not
+    change when ``mu`` is divided by a positive number, so nothing is lost by asking for it.
+
+    Raises:
+        ValidationError: naming the entry and the way out.
+    """
+    if mu.dtype != object:
+        return
+    for idx, v in np.ndenumerate(mu):
+        if abs(v) > _FLOAT64_MAX:
+            from .rational import describe_magnitude
+
+            raise ValidationError(f"mu{list(idx)}: {describe_magnitude(v)} is beyond the float64 range (about "
+                                  "1.8e308), which sampling and the float kernels need; F* = 1(mu . p >= 0) is "
+                                  "unchanged when mu is divided by a positive number: scale mu down")
 
 
 def _check_task_shape(mu: np.ndarray, n: int, what: str) -> None:
@@ -358,6 +381,22 @@ class _Sizes:
     def _value_fields(self) -> tuple:
         raise NotImplementedError
 
+    def check_float64(self, *, hint: str = "use --mode exact or certified, which read it exactly") -> None:
+        """Refuse, for float arithmetic, an exact model holding a value float64 cannot hold: a task
+        weight beyond its range (``3e500``) or a nonzero entry that would become 0 (``1e-400``).
+
+        Raises:
+            ValidationError: naming the parameter entry and ``hint``.
+        """
+        from .rational import float64_array
+
+        if not self.exact:
+            return
+        for name in self._FLOAT_CHECKED:
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                float64_array(value, name, hint=hint)
+
     def __eq__(self, other: object) -> bool:
         """Equal when of the same type and kind (exact or float) with equal sizes and entries
         (exact entries compared exactly); never raises."""
@@ -437,8 +476,11 @@ class HMM(_Sizes):
         _check_shape(self.pi0, (n,), "pi0", "one probability per hidden state")
         if self.mu is not None:
             _check_task_shape(self.mu, n, "one weight per hidden state")
+            _check_task_range(self.mu)
         floats = _check_distributions(self, ("A", "W", "pi0"), self.exact)
         _own_fields(self, ("A", "W", "pi0", "mu"), checked=("A", "W", "pi0"), floats=floats)
+
+    _FLOAT_CHECKED = ("A", "W", "pi0", "mu")
 
     def _value_fields(self) -> tuple:
         return (self.A, self.W, self.pi0, self.mu)
@@ -654,11 +696,14 @@ class MemoryHMM(_Sizes):
                      "joint memory prior of length |M|^N, lexicographic in m_1..m_N")
         if self.mu is not None:
             _check_task_shape(self.mu, self.memory_values, "one weight per memory value")
+            _check_task_range(self.mu)
         if not 0 <= self.target_cell < self.cells:
             raise ValidationError(f"target_cell: expected 0..{self.cells - 1}, found {self.target_cell}")
         floats = _check_distributions(self, ("A", "W", "pi0", "pM"), self.exact)
         _own_fields(self, ("A", "W", "pi0", "pM", "mu", "pM_cells"), checked=("A", "W", "pi0", "pM"),
                     floats=floats)
+
+    _FLOAT_CHECKED = ("A", "W", "pi0", "pM", "mu")
 
     def _value_fields(self) -> tuple:
         return (self.cells, self.memory_values, self.syntax_states, self.A, self.W, self.pi0, self.pM,

@@ -52,8 +52,11 @@ def _load_either(path: Any) -> HMM | MemoryHMM:
 
     try:
         return load_instance(path, exact=True)
-    except ValidationError:                      # columns that miss 1 as decimals: a float model
-        return load_instance(path, exact=False)
+    except ValidationError as exc:               # columns that miss 1 as decimals: a float model
+        try:
+            return load_instance(path, exact=False)
+        except ValidationError:
+            raise exc from None                  # not a float model either: the exact reading's reason
 
 
 @contextmanager

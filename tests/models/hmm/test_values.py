@@ -185,3 +185,43 @@ def test_numpy_scalars_are_the_numbers_they_are():
     for value in (0.5, np.float64(0.5), np.float32(0.5)):
         with pytest.raises(exc.ExactnessError, match=r"mu\[0\]: found the float .*0\.5"):
             exact.with_task([value, 1])
+
+
+# ---------------------------------------------------------------- values float64 cannot hold (issue 25 item 4)
+
+def _instance_with_mu(tmp_path, mu):
+    path = tmp_path / "mu.json"
+    path.write_text(json.dumps({"kind": "hmm", "A": [["1/2", "3/10"], ["1/2", "7/10"]],
+                                "W": [["1/5", "3/5"], ["4/5", "2/5"]], "pi0": ["1/2", "1/2"], "mu": mu}))
+    return str(path)
+
+
+@pytest.mark.parametrize("mode", ["exact", "certified", "float"])
+@pytest.mark.parametrize("big", ["3e500", "-1e400", "1" + "0" * 400])
+def test_task_weights_beyond_float64_are_refused_with_exit_2(tmp_path, capsys, mode, big):
+    from headprompt.verify.cli.main import main
+
+    path = _instance_with_mu(tmp_path, [big, -1])
+    assert main(["theorem", "3.6", "--hmm", path, "--mode", mode, "--samples", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "mu[0]" in err and "beyond the float64 range" in err and "internal error" not in err
+
+
+def test_the_range_check_is_in_the_value_type():
+    with pytest.raises(exc.ValidationError, match=r"^mu\[1\]: about 1e500 is beyond the float64 range"):
+        HMM.create([[1, 0], [0, 1]], [[1, 0], [0, 1]], ["1/2", "1/2"], mu=[0, "3e500"])
+    largest = Fr(np.finfo(float).max)                      # the largest float64 itself is fine
+    assert HMM.create([[1]], [[1]], [1], mu=[largest]).to_float().mu[0] == np.finfo(float).max
+
+
+def test_float_mode_refuses_a_weight_that_would_become_zero(tmp_path, capsys):
+    """mu = (1e-400, 0): exact arithmetic reads the task exactly (mu . p > 0, so F* = 1 on every
+    sequence); float mode would make mu 0 and call that check verified, so it refuses (exit 2)."""
+    from headprompt.verify.cli.main import main
+
+    path = _instance_with_mu(tmp_path, ["1e-400", 0])
+    assert main(["theorem", "3.6", "--hmm", path, "--mode", "float", "--samples", "10"]) == 2
+    assert "mu[0]: about 1e-400 would become 0 in float64" in capsys.readouterr().err
+    assert main(["theorem", "3.6", "--hmm", path, "--mode", "exact", "--samples", "10", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["labels"]["0"] == 0 and out["labels"]["1"] == out["sequences"]["checked"] > 0

@@ -198,6 +198,8 @@ def theorem(args) -> dict:
     tid = args.id
     model, instance = load_or_generate(args, tid)
     mode, mode_note = check_work(args, model)
+    if mode == "float":                  # float arithmetic cannot hold 3e500, and 1e-400 would become 0
+        model.check_float64()
     if is_multiclass(model.mu):
         mode, mode_note = multiclass_mode(args, model, mode, mode_note)
     results = masm.check_all(model, tid)

@@ -229,6 +229,8 @@ def theorem(args) -> dict:
     hmm, instance = load_or_generate(args, tid)
     conversion = instance.pop("_conversion", None)
     mode, mode_note = check_work(args, hmm)
+    if mode == "float":                  # float arithmetic cannot hold 3e500, and 1e-400 would become 0
+        hmm.check_float64()
     if is_multiclass(hmm.mu):
         mode, mode_note = multiclass_mode(args, hmm, mode, mode_note)
     results = check_assumptions(hmm, tid)
