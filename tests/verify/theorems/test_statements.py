@@ -4,6 +4,7 @@ input; the brute force and the assumption oracles agree with tests/oracle.py."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from fractions import Fraction
@@ -276,11 +277,19 @@ def _uniform_start(h):
     return HMM.create(h.A, h.W, [Fraction(1, h.num_states)] * h.num_states, h.mu)
 
 
+def _independent_only(m):
+    """Assumption 4.2 without its second condition: some S* with independent columns."""
+    S, j = m.syntax_states, m.target_cell
+    return any(sa.sympy_rank([m.W[:, v, j * S + s] for s in S_star for v in range(m.memory_values)])
+               == len(S_star) * m.memory_values
+               for k in range(1, S + 1) for S_star in itertools.combinations(range(S), k))
+
+
 MUTANTS = {            # a checker for a different (wrong) statement of the assumption
     "3.1": lambda h: {"holds": True},
     "3.2": lambda h: vasm.check_32(_uniform_start(h)),                    # forgets P[H_0] > 0
     "3.5": vasm.check_31,                                                 # every column, not H*
-    "4.2": lambda m: {"holds": masm.check_42(m)["holds"] or m.cells == 2},
+    "4.2": lambda m: {"holds": _independent_only(m)},                     # forgets the disjoint spans
     "4.4": masm.check_32,                                                 # forgets stationarity
     "4.5": masm.check_42,                                                 # forgets M* = supp(mu)
     "C.5": masm.check_42,
