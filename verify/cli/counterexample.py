@@ -71,6 +71,9 @@ def run(args) -> int:
         raise InputError(f"--search-steps {args.search_steps}: expected a value in 1..{MAX_STEPS}")
     if args.search and args.id != "3.6":
         raise InputError(f"--search: the numerical search is for Theorem 3.6 (prompt + head), not {args.id}")
+    if args.memory is not None or args.cells is not None:
+        raise InputError("--memory/--cells: the search draws memory sizes itself (bounded by --hidden for the "
+                         "syntax states); give --hmm FILE to examine a given instance")
     model = None
     if args.hmm:
         from ...models.hmm.files import load_instance

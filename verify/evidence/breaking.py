@@ -127,6 +127,7 @@ def unreachable_state_hmm(theorem: str) -> tuple[HMM, str]:
     raise InputError(f"theorem {theorem!r}: the unreachable-state instances are for Theorems 3.3 and 3.6")
 
 
+MAX_HIDDEN, MAX_VOCAB = 40, 20
 KNOWN = {("3.3", "3.1"): "twin", ("3.6", "3.5"): "twin", ("3.3", "3.2"): "unreachable",
          ("3.6", "3.2"): "unreachable"}
 """(theorem, dropped assumption) pairs with a construction whose statement fails."""
@@ -139,6 +140,10 @@ def known_construction(theorem: str, drop: str, *, hidden: int | None = None, vo
     kind = KNOWN.get((theorem, drop))
     if kind is None:
         return None
+    for flag, value, hi in (("--hidden", hidden, MAX_HIDDEN), ("--vocab", vocab, MAX_VOCAB)):
+        if value is not None and not 1 <= value <= hi:
+            raise InputError(f"{flag} {value}: the constructed counterexamples take 1..{hi} (a certificate on "
+                             "short sequences needs no more); leave it out for the minimal instance")
     if kind == "twin":
         sized = hidden is not None or vocab is not None or seed not in (None, 0)
         return twin_states_hmm(3 if hidden is None else hidden, 2 if vocab is None else vocab,
