@@ -390,7 +390,7 @@ def test_cli_exit_codes_and_replay(capsys, tmp_path):
     assert code == 2 and "witness q: expected shape" in err and err.count("\n") == 1
     broken = tmp_path / "broken.json"
     code, _, _ = _run(capsys, "counterexample", "4.3", "--out", str(broken), "--json")
-    assert code == 3
+    assert code == 1                              # a counterexample found (exit 1 since issue 25)
     code, text, _ = _run(capsys, "theorem", "4.3", "--hmm", str(broken), "--json")
     rep = json.loads(text)
     assert code == 3 and rep["verdict"] == "assumptions-fail" and rep["counterexample"]["checked"] is True

@@ -35,6 +35,7 @@ SUBCOMMANDS = {
     "symbolic": ".symbolic",
     "explore": ".explore",
     "statements": ".statements",
+    "separate": ".separate",
 }
 
 EXIT_VERIFIED, EXIT_REFUTED, EXIT_USAGE, EXIT_ASSUMPTION, EXIT_INTERNAL, EXIT_UNCERTIFIED = 0, 1, 2, 3, 4, 5
@@ -43,12 +44,13 @@ EXIT_VERIFIED, EXIT_REFUTED, EXIT_USAGE, EXIT_ASSUMPTION, EXIT_INTERNAL, EXIT_UN
 HELP = {
     "theorem": "verify a theorem on a generated or given instance",
     "assumptions": "check a theorem's assumptions on an instance",
-    "counterexample": "evidence of what breaks when an assumption fails",
+    "counterexample": "a counterexample when an assumption is dropped (certificates)",
     "posterior": "exact or float posterior and conditionals G_i(x)",
     "experiment": "Figure 3: MLM vs exact G, head vs prompt vs attention tuning",
     "symbolic": "symbolic proofs of the theorems' identities",
     "explore": "property-based search for counterexamples",
     "statements": "every numbered statement of the paper: how checked, result now",
+    "separate": "head vs prompt tuning (and attention) on one instance, with certificates",
 }
 
 
