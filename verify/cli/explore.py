@@ -25,12 +25,15 @@ __all__ = ["add_parser", "run"]
 
 DESCRIPTION = ("Search random instances (Hypothesis) for a counterexample to a theorem, with all of its "
                "assumptions or with one dropped (--drop), and shrink what is found to a minimal "
-               "instance. Exit 0 nothing found, 1 a counterexample was found, 2 bad input.")
+               "instance. Exit 0 nothing found, 1 a counterexample was found, 2 bad input. For a "
+               "counterexample with a certificate, start with 'verify counterexample ID --drop A': it uses "
+               "the known constructions first and this search as its fallback.")
 
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("explore", help="property-based search for counterexamples (Hypothesis)",
+    p = sub.add_parser("explore", help="property-based search for counterexamples (the search behind "
+                                       "verify counterexample)",
                        description=DESCRIPTION)
     p.add_argument("id", metavar="ID", help="one of " + ", ".join(THEOREM_IDS))
     p.add_argument("--drop", metavar="ASSUMPTION", default=None,
@@ -103,6 +106,9 @@ def render(data: dict) -> None:
     if drop and tid not in STATEMENT_EVIDENCE:
         out.print("  (attention heads have no certificate that no head works: the evidence is about the "
                   "construction only)")
+    if drop:
+        out.print(f"  (verify counterexample {tid} --drop {drop} tries the known constructions first and writes "
+                  "certificates with --certificate)")
     if not data["found"]:
         out.print(f"[green]nothing found[/green] in {data['drawn']} examples; F* labels over the sequences that "
                   f"count on 20 of them: {data['labels']}" + ("  [vacuous: fewer than two labels occur]" if data["vacuous"] else ""))

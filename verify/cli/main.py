@@ -48,7 +48,7 @@ HELP = {
     "posterior": "exact or float posterior and conditionals G_i(x)",
     "experiment": "Figure 3: MLM vs exact G, head vs prompt vs attention tuning",
     "symbolic": "symbolic proofs of the theorems' identities",
-    "explore": "property-based search for counterexamples",
+    "explore": "property-based search for counterexamples (behind verify counterexample)",
     "statements": "every numbered statement of the paper: how checked, result now",
     "separate": "head vs prompt tuning (and attention) on one instance, with certificates",
 }

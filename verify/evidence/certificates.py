@@ -115,6 +115,10 @@ def motzkin_combination(feats: Sequence[Sequence[Fraction]], labels: Sequence[in
         return None
     G = np.array([list(g) for g in feats], dtype=object)      # [K, d] exact
     Gf = G.astype(float)
+    # the LP only proposes a support: rows rescaled to max |entry| = 1 (a positive rescaling of a
+    # row keeps every certificate one), so that tiny probabilities do not vanish below its tolerances
+    scale = np.abs(Gf).max(axis=1)
+    Gf = Gf / np.where(scale > 0, scale, 1.0)[:, None]
     lab = np.array(labels)
     label0 = lab == 0
     signs = np.where(label0, 1, -1)
