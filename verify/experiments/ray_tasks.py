@@ -19,6 +19,26 @@ from ...models.exceptions import InputError
 __all__ = ["run_on_ray"]
 
 
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse a ``host:port`` (or ``ray://host:port``) that accepts no TCP connection within
+    ``timeout`` seconds, before Ray retries for minutes and logs each attempt on stderr.
+    Other forms (``auto``, ``local``) are left to Ray.
+
+    Raises:
+        InputError: one line naming the address and the reason.
+    """
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise InputError(f"--ray {address}: cannot reach the Ray cluster there ({exc.strerror or exc}); "
+                         "start one with `ray start --head`, or omit the address for a local Ray") from None
+
+
 def run_on_ray(specs: list[dict], address: str | None, on_result: Callable[[dict, dict], None], *,
                num_cpus: int | None = None) -> None:
     """Run every spec as a Ray task and call ``on_result(spec, result)`` as each finishes.
@@ -35,6 +55,8 @@ def run_on_ray(specs: list[dict], address: str | None, on_result: Callable[[dict
     started = False
     if not ray.is_initialized():
         kwargs = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
+        if address:
+            _check_reachable(address)
         try:
             if address:
                 ray.init(address=address, **kwargs)

@@ -94,3 +94,19 @@ def test_a_hung_child_is_killed_and_fails_the_test():
     dead worker) is killed after the limit and the test fails, promptly."""
     with pytest.raises(pytest.fail.Exception, match="did not finish in 2 s"):
         _run_bounded([sys.executable, "-c", "import signal; signal.pause()"], dict(os.environ), 2)
+
+
+def test_an_unreachable_cluster_is_one_input_error_in_seconds():
+    import socket
+    import time
+
+    from headprompt.models.exceptions import InputError
+    from headprompt.verify.experiments.ray_tasks import run_on_ray
+
+    with socket.socket() as s:                  # a port nobody listens on once this socket closes
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(InputError, match=rf"^--ray 127.0.0.1:{port}: cannot reach the Ray cluster there") as info:
+        run_on_ray([], f"127.0.0.1:{port}", lambda spec, result: None)
+    assert time.monotonic() - start < 10 and "\n" not in str(info.value)
