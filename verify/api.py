@@ -154,7 +154,11 @@ def run_theorem(request: TheoremRequest) -> TheoremReport:
     if request.certificate is not None:
         from .evidence.certificate import write_certificate
 
-        write_certificate(report, request.certificate)
+        try:
+            write_certificate(report, request.certificate)
+        except OSError as exc:           # e.g. /dev/full: the certificate file is to blame, not stdout
+            raise InputError(f"{request.shown('certificate', request.certificate)}: cannot write the "
+                             f"certificate ({exc.strerror or exc})") from None
     return report
 
 

@@ -272,3 +272,25 @@ def test_input_paths_are_checked_before_any_work(tmp_path, monkeypatch, name):
         call(str(tmp_path / "nothing.json"))
     with pytest.raises(InputError, match=rf"^{name}='.*': is a directory"):
         call(str(tmp_path))
+
+
+def test_certificate_on_a_full_device_blames_the_certificate(capsys):
+    import os
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    code = main(["theorem", "3.6", "--hidden", "4", "--vocab", "3", "--samples", "20", "--certificate", "/dev/full"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--certificate '/dev/full': cannot write the certificate" in err
+    assert "standard output" not in err
+
+
+def test_commas_separate_tokens_as_spaces_do(tmp_path, capsys):
+    model = headprompt.HMM.create([[1, 0], [0, 1]], [["3/4", "1/4"], ["1/4", "3/4"]], ["1/2", "1/2"], mu=[1, -1])
+    path = tmp_path / "m.json"
+    save_instance(model, str(path))
+    outs = []
+    for seq in ("0 1", "0,1", "0, 1"):
+        assert main(["posterior", "--hmm", str(path), "--seq", seq, "--json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0] == outs[1] == outs[2]

@@ -55,6 +55,9 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from ..theorems.common import check_out_path
+
+    check_out_path(args.out)                # a missing folder or a directory: exit 2 before the search
     request = ExploreRequest(theorem=args.id, drop=args.drop, examples=args.examples, seed=args.seed,
                              max_hidden=args.max_hidden, max_vocab=args.max_vocab, max_length=args.max_length,
                              classes=args.classes)

@@ -46,7 +46,8 @@ def add_parser(sub) -> None:
     p.add_argument("--hmm", required=True, metavar="FILE",
                    help="the instance file (JSON: kind, A, W, pi0, mu, ...; a memory HMM too)")
     seq = p.add_mutually_exclusive_group(required=True)
-    seq.add_argument("--seq", help='token sequence, e.g. "0 3 1 2"')
+    seq.add_argument("--seq", help='token sequence, e.g. "0 3 1 2" (tokens separated by spaces or commas: '
+                                   '"0,3,1,2" is the same sequence)')
     seq.add_argument("--seq-file", metavar="FILE", help="read the token sequence from a file (spaces, commas or newlines)")
     p.add_argument("--mode", choices=("exact", "float"), default="exact",
                    help="exact: rational arithmetic (the default); float: float64, for long sequences "
