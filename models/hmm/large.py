@@ -104,7 +104,7 @@ def dyadic_columns(values: np.ndarray, *, bits: int = RATIONAL_BITS, prune_below
     Raises:
         ValidationError: a column with nothing left after pruning.
     """
-    mat = sparse.csc_array(values, dtype=float)
+    mat = sparse.csc_array(values, dtype=float, copy=True)
     mat.sum_duplicates()
     keep = mat.data >= max(prune_below, np.finfo(float).tiny)
     mat.data = np.where(keep, mat.data, 0.0)
@@ -155,8 +155,8 @@ class LargeHMM:
     @classmethod
     def create(cls, A, dA, W, dW, pi0, dpi, mu=None, dmu=1, *, info=None) -> "LargeHMM":
         """Build and check (shapes, signs, exact column sums), refusing with the dense messages."""
-        A = sparse.csc_array(A)
-        W = sparse.csc_array(W)
+        A = sparse.csc_array(A, copy=True)           # private copies (a file's arrays may be read-only maps)
+        W = sparse.csc_array(W, copy=True)
         for m in (A, W):
             m.sum_duplicates()
             m.eliminate_zeros()
@@ -235,17 +235,17 @@ class LargeHMM:
     exact = True
 
     def float_form(self) -> dict:
-        """``A`` (CSR float64), ``W`` (CSR float64, the embedding table), ``pi0``, ``mu`` floats,
+        """``A`` (CSC float64), ``W`` (CSR float64, the embedding table), ``pi0``, ``mu`` floats,
         each entry the correctly rounded rational (``int / int`` true division); built once."""
         if "floats" not in self._cache:
             def rounded(mat, den):
                 cols = np.repeat(np.arange(mat.shape[1]), np.diff(mat.indptr))
                 data = np.fromiter(map(int.__truediv__, mat.data.tolist(), den[cols].tolist()), dtype=float,
                                    count=mat.nnz)
-                return sparse.csc_array((data, mat.indices, mat.indptr), shape=mat.shape).tocsr()
+                return sparse.csc_array((data, mat.indices, mat.indptr), shape=mat.shape)
 
             self._cache["floats"] = {
-                "A": rounded(self.A, self.dA), "W": rounded(self.W, self.dW),
+                "A": rounded(self.A, self.dA), "W": rounded(self.W, self.dW).tocsr(),
                 "pi0": np.array([v / self.dpi for v in self.pi0.tolist()], dtype=float),
                 "mu": None if self.mu is None else np.array([v / self.dmu for v in self.mu.tolist()], dtype=float)}
         return self._cache["floats"]

@@ -144,18 +144,33 @@ SPARSE_MIN_STATES, SPARSE_MAX_DENSITY = 128, 0.05
 
 
 def _row_multipliers(A: np.ndarray, AT: np.ndarray):
-    """``(times_AT, times_A)``: ``f(x, out)`` writes ``x @ AT`` (resp. ``x @ A``) for a batch of
-    rows ``x`` ``[n, H]``. A dense GEMM, or for a sparse ``A`` (at least
-    :data:`SPARSE_MIN_STATES` states, at most :data:`SPARSE_MAX_DENSITY` nonzeros) a sparse
-    product over the nonzeros only. Either way each entry is a sum of the same nonnegative
-    products, the zero terms left out, so the a priori bound of :mod:`models.inference_bounds`
-    (any summation order, at most ``H`` terms) covers both."""
+    """``(times_AT, times_A, order)``: ``f(x, out)`` writes ``x @ AT`` (resp. ``x @ A``) for a
+    batch of rows ``x`` ``[n, H]`` held in memory ``order``. A dense GEMM (C order), or for a
+    sparse ``A`` (a scipy sparse array, or a dense one of at least :data:`SPARSE_MIN_STATES`
+    states and at most :data:`SPARSE_MAX_DENSITY` nonzeros) a sparse product over the nonzeros
+    only. Either way each entry is a sum of the same nonnegative products, the zero terms left
+    out, so the a priori bound of :mod:`models.inference_bounds` (any summation order, at most
+    ``H`` terms) covers both.
+
+    A scipy sparse ``A`` runs in Fortran order: the batch ``x`` is then ``x.T``, a C-contiguous
+    ``[H, n]`` block that the sparse kernels read and write without a copy, and ``A``'s transpose
+    is a view (a CSC matrix's transpose is CSR over the same arrays)."""
     H = A.shape[0]
-    given_sparse = hasattr(A, "tocsr")
-    if given_sparse or (H >= SPARSE_MIN_STATES and np.count_nonzero(A) <= SPARSE_MAX_DENSITY * A.size):
+    if hasattr(A, "tocsr"):
+        A_csc = A.tocsc()
+        AT_view = A_csc.T                  # CSR view of the same arrays: no transposed copy
+
+        def times_AT_f(x, out):            # out^T = A x^T, both C-contiguous [H, n] blocks
+            out.T[...] = A_csc @ x.T
+
+        def times_A_f(x, out):             # out^T = A^T x^T
+            out.T[...] = AT_view @ x.T
+
+        return times_AT_f, times_A_f, "F"
+    if H >= SPARSE_MIN_STATES and np.count_nonzero(A) <= SPARSE_MAX_DENSITY * A.size:
         from scipy import sparse
 
-        A_sp = A.tocsr() if given_sparse else sparse.csr_array(A)
+        A_sp = sparse.csr_array(A)
         AT_view = A_sp.T                   # a CSC view of the same arrays: no transposed copy
 
         def times_AT(x, out):              # (A x^T)^T
@@ -164,17 +179,22 @@ def _row_multipliers(A: np.ndarray, AT: np.ndarray):
         def times_A(x, out):               # (A^T x^T)^T
             out[...] = (AT_view @ x.T).T
 
-        return times_AT, times_A
-    return (lambda x, out: np.matmul(x, AT, out=out)), (lambda x, out: np.matmul(x, A, out=out))
+        return times_AT, times_A, "C"
+    return (lambda x, out: np.matmul(x, AT, out=out)), (lambda x, out: np.matmul(x, A, out=out)), "C"
 
 
 def _row_taker(table):
-    """``take(rows, out)``: ``out[r] = table[rows[r]]`` for a dense or a sparse (CSR) table."""
+    """``take(rows, out)``: ``out[r] = table[rows[r]]`` for a dense or a sparse (CSR) table
+    (``out`` in either memory order)."""
     if hasattr(table, "tocsr"):
         csr = table.tocsr()
 
         def take(rows, out):
-            out[...] = csr[rows].toarray()
+            picked = csr[rows]
+            if out.flags.f_contiguous:
+                picked.T.toarray(out=out.T)          # [H, n], C-contiguous: no transposing copy
+            else:
+                picked.toarray(out=out)
         return take
     return lambda rows, out: np.take(table, rows, axis=0, out=out)
 
@@ -238,14 +258,14 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
             m[zero] = np.min(sub, axis=1, where=sub > 0, initial=np.inf)
         np.minimum(minpos, m, out=minpos)
 
-    emb = np.empty((n, H))
-    times_AT, times_A = _row_multipliers(A, AT)
+    times_AT, times_A, order = _row_multipliers(A, AT)
+    emb = np.empty((n, H), order=order)
     with single_thread_blas():
         if forward:
             pre = np.empty((t, n, H)) if store else None
-            a = np.empty((n, H))
+            a = np.empty((n, H), order=order)
             a[:] = pi0
-            buf = np.empty((n, H))
+            buf = np.empty((n, H), order=order)
             for j in range(t):
                 p = pre[j] if store and not store_alpha else buf
                 times_AT(a, p)                              # [n, H]: rows are (A alpha)^T
@@ -261,14 +281,14 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
                 out["alphas" if store_alpha else "pre"] = pre
         if backward:
             beta = np.empty((t, n, H)) if store else None
-            b = np.ones((n, H))
-            y = np.empty((n, H))
+            b = np.ones((n, H), order=order)
+            y = np.empty((n, H), order=order)
             for step, j in enumerate(range(t - 1, -1, -1)):
                 if store:
                     beta[j] = b
                 take(idx[j], emb)
                 np.multiply(emb, b, out=y)                  # v_j ⊙ beta_j
-                b = np.empty((n, H)) if store else b
+                b = np.empty((n, H), order=order) if store else b
                 times_A(y, b)                               # A^T (v_j ⊙ beta_j), as rows
                 settle(b, step, "b")
             out["beta0"] = b

@@ -147,10 +147,12 @@ def check_35_large(model: LargeHMM, hint=None) -> dict:
         if s in covered:
             continue
         cands = preds.indices[preds.indptr[s]:preds.indptr[s + 1]].tolist()
-        cands.sort(key=lambda h: (model.A.indptr[h + 1] - model.A.indptr[h], h))
+        left = in_target - covered                 # most of supp(mu) newly covered, then fewest states added
+        reach = {h: set(_reach(model, [h])) for h in cands}
+        cands.sort(key=lambda h: (-len(reach[h] & left), len(reach[h] - covered), h))
         chosen = None
         for h in cands[:50]:
-            sup = _reach(model, [h])
+            sup = reach[h]
             if independent_states(model, sup)[0] and independent_states(model, sorted(covered | set(sup)))[0]:
                 chosen = h
                 break
@@ -160,7 +162,7 @@ def check_35_large(model: LargeHMM, hint=None) -> dict:
                 blocked = s
             break
         greedy.append(chosen)
-        covered |= set(_reach(model, [chosen]))
+        covered |= reach[chosen]
     else:
         found = verified(greedy, "a greedy cover of supp(mu)")
         if found:

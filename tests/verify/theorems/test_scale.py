@@ -1,0 +1,176 @@
+"""The large-model path of ``verify theorem 3.3|3.6``: exact sparse models checked against the
+dense exact toolkit (path sums, the dense assumption checks, exact G and posteriors) on sizes
+small enough for the oracles, and the command line at just above the dense limit."""
+
+import itertools
+import json
+import subprocess
+import sys
+import types
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from headprompt.models.exceptions import ValidationError
+from headprompt.models.generate.blocks import block_hmm
+from headprompt.models.hmm.large import LargeHMM
+from headprompt.models.hmm.values import HMM
+from headprompt.models.inference.sparse import exact_backward0
+from headprompt.verify.theorems.vanilla.assumptions import check_32
+from headprompt.verify.theorems.vanilla.check import decide_direct
+from headprompt.verify.theorems.vanilla.large import check_32_large
+from headprompt.verify.theorems.vanilla.scale import theorem_at_scale
+
+
+def dense(m: LargeHMM) -> HMM:
+    """The same model as a dense exact HMM (the oracles' input)."""
+    A = m.A.toarray()
+    W = m.W.toarray()
+    Af = [[F(int(A[g, h]), int(m.dA[h])) for h in range(A.shape[1])] for g in range(A.shape[0])]
+    Wf = [[F(int(W[x, h]), int(m.dW[h])) for h in range(W.shape[1])] for x in range(W.shape[0])]
+    return HMM.create(Af, Wf, [F(int(v), m.dpi) for v in m.pi0],
+                      None if m.mu is None else [F(int(v), m.dmu) for v in m.mu])
+
+
+def _args(model, tid="3.6", **kw):
+    base = dict(id=tid, hidden=None, vocab=None, hmm=None, model=model, seed=0, samples=150, length=5,
+                mode=None, witness=None, exhaustive=False, classes=None, certificate=None, out=None,
+                rationalize=None, progress=False)
+    base.update(kw)
+    return types.SimpleNamespace(**base)
+
+
+def test_validation_messages_are_the_dense_ones():
+    A = np.array([[1, 1], [1, 2]])
+    for big, small in ((lambda: LargeHMM.create(A, [2, 4], [[1, 1]], [1, 1], [1, 1], 2),
+                        lambda: HMM.create([[F(1, 2), F(1, 4)], [F(1, 2), F(2, 4)]], [[1, 1]], [F(1, 2), F(1, 2)])),
+                       (lambda: LargeHMM.create([[-1, 1], [3, 1]], [2, 2], [[1, 1]], [1, 1], [1, 1], 2),
+                        lambda: HMM.create([[F(-1, 2), F(1, 2)], [F(3, 2), F(1, 2)]], [[1, 1]], [F(1, 2), F(1, 2)]))):
+        with pytest.raises(ValidationError) as e1:
+            big()
+        with pytest.raises(ValidationError) as e2:
+            small()
+        assert str(e1.value) == str(e2.value)
+
+
+def test_exact_backward_message_is_the_path_sum():
+    m = block_hmm(8, 4, rng=np.random.default_rng(3), classes=2, screen=20, length=3)
+    d = dense(m)
+    for seq in [(0, 1, 3), (2, 2), (3,)]:
+        ints, scale = exact_backward0(m, seq)
+        for h0 in range(8):
+            total = F(0)
+            for path in itertools.product(range(8), repeat=len(seq)):
+                p, prev = F(1), h0
+                for h, z in zip(path, seq):
+                    p *= d.A[h, prev] * d.W[z, h]
+                    prev = h
+                total += p
+            assert F(int(ints[h0]), scale) == total
+
+
+def _random_support(rng, n, density):
+    A = (rng.random((n, n)) < density).astype(np.int64)
+    A[rng.integers(0, n, n), np.arange(n)] = 1                     # every column nonempty
+    return A
+
+
+def test_ergodicity_in_one_pass_agrees_with_the_dense_check():
+    rng = np.random.default_rng(0)
+    cases = [_random_support(rng, n, dens) for n, dens in [(6, 0.2), (9, 0.15), (12, 0.1), (7, 0.5)] * 6]
+    cycle = np.roll(np.eye(6, dtype=np.int64), 1, axis=0)          # period 6
+    two = np.zeros((6, 6), dtype=np.int64)
+    two[[1, 0, 3, 2, 5, 4], range(6)] = 1                          # three 2-cycles: reducible
+    bipartite = np.zeros((4, 4), dtype=np.int64)
+    bipartite[[2, 3, 0, 1], [0, 1, 2, 3]] = 1
+    bipartite[[3, 2, 1, 0], [0, 1, 2, 3]] = 1                      # strongly connected, period 2
+    for S in cases + [cycle, two, bipartite]:
+        n = S.shape[0]
+        den = S.sum(axis=0)
+        big = LargeHMM.create(S, den, np.ones((1, n), dtype=np.int64), np.ones(n), np.ones(n), n)
+        small = HMM.create([[F(int(S[g, h]), int(den[h])) for h in range(n)] for g in range(n)],
+                           [[1] * n], [F(1, n)] * n)
+        assert check_32_large(big)["holds"] == check_32(small)["holds"]
+    assert "period 6" in check_32_large(LargeHMM.create(cycle, np.ones(6), np.ones((1, 6)), np.ones(6), np.ones(6), 6))["why"]
+
+
+def test_theorem_36_at_scale_agrees_with_the_exact_dense_definitions():
+    m = block_hmm(40, 12, rng=np.random.default_rng(1), classes=3, screen=100, length=5)
+    report = theorem_at_scale(_args(m))
+    assert report["verdict"] == "verified" and report["certified"] and report["identity"]["holds"]
+    assert min(report["labels"].values()) > 0
+    assert report["sequences"]["agree"] == report["sequences"]["checked"] > 100
+    u = [F(v) for v in report["witness"]["u"]]
+    b = [F(v) for v in report["witness"]["b"]]
+    d = dense(m)
+    rng = np.random.default_rng(7)
+    labels = set()
+    for _ in range(12):                      # exact G_2 and P[H_0 | x] of the definitions (eq. B.1)
+        seq = tuple(int(z) for z in rng.integers(0, 12, 4))
+        f_star, f, possible = decide_direct(d, "3.6", b, u, seq)
+        if possible:
+            assert f_star == f
+            labels.add(f_star)
+    assert labels
+
+
+def test_theorem_33_at_scale_proves_rank_or_its_impossibility():
+    m = block_hmm(30, 90, rng=np.random.default_rng(2), classes=3, screen=60, length=4)
+    report = theorem_at_scale(_args(m, "3.3"))
+    assert report["assumptions"]["3.1"]["holds"] and report["verdict"] == "verified"
+    b = [F(v) for v in report["witness"]["b"]]
+    d = dense(m)
+    for seq in [(0, 1), (5, 40, 80), (89,)]:
+        f_star, f, possible = decide_direct(d, "3.3", b, None, seq)
+        assert not possible or f_star == f
+    wide = block_hmm(40, 12, rng=np.random.default_rng(1), classes=3, screen=60, length=4)
+    report = theorem_at_scale(_args(wide, "3.3"))
+    assert report["verdict"] == "assumptions-fail" and "rank W <= |X| = 12 < |H| = 40" in report["assumptions"]["3.1"]["why"]
+
+
+def _verify(*argv):
+    return subprocess.run([sys.executable, "-m", "headprompt.verify", *argv], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_command_line_generates_saves_and_replays_a_large_npz(tmp_path):
+    out = tmp_path / "big.npz"
+    first = _verify("theorem", "3.6", "--hidden", "1100", "--vocab", "60", "--samples", "100", "--length", "4",
+                    "--out", str(out), "--json")
+    assert first.returncode == 0, first.stderr
+    a = json.loads(first.stdout)
+    assert a["mode"] == "certified" and a["instance"]["hidden"] == 1100
+    again = _verify("theorem", "3.6", "--hmm", str(out), "--samples", "100", "--length", "4", "--json")
+    assert again.returncode == 0, again.stderr
+    b = json.loads(again.stdout)
+    assert b["witness"]["b"] == a["witness"]["b"] and b["assumptions"]["3.5"]["B"] == a["assumptions"]["3.5"]["B"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (("--hidden", "2000", "--mode", "exact"), "--mode exact is refused"),
+    (("--hidden", "16384", "--vocab", "10000", "--samples", "1000000", "--length", "64"), "minutes (estimate)"),
+    (("--hidden", "20000",), "expected an integer in 1..16384"),
+    (("--hidden", "2000", "--out", "x.json"), "saved as .npz"),
+])
+def test_sizes_and_options_beyond_the_path_are_refused_before_work(argv, words):
+    proc = _verify("theorem", "3.6", *argv)
+    assert proc.returncode == 2 and words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_float_npz_needs_the_explicit_conversion(tmp_path):
+    m = block_hmm(1100, 40, rng=np.random.default_rng(4), screen=50, length=4)
+    f = m.float_form()
+    path = tmp_path / "f.npz"
+    entries = {"kind": np.array("hmm"), "pi0": f["pi0"], "mu": f["mu"]}
+    for name, mat in (("A", sparse.csc_array(f["A"])), ("W", sparse.csc_array(f["W"]))):
+        entries.update({f"{name}.data": mat.data, f"{name}.indices": mat.indices, f"{name}.indptr": mat.indptr,
+                        f"{name}.shape": np.array(mat.shape), f"{name}.format": np.array("csc")})
+    np.savez(path, **entries)
+    proc = _verify("theorem", "3.6", "--hmm", str(path), "--samples", "50", "--length", "4")
+    assert proc.returncode == 2 and "--rationalize" in proc.stderr
+    proc = _verify("theorem", "3.6", "--hmm", str(path), "--samples", "50", "--length", "4", "--rationalize",
+                   "0", "--json")
+    assert proc.returncode in (0, 1, 3), proc.stderr
+    assert json.loads(proc.stdout)["instance"]["rationalized"]["max_entry_change"] < 1100 * 2.0 ** -32   # at most one unit per entry, to one entry
