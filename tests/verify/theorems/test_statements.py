@@ -65,6 +65,7 @@ def test_rows_report_the_scope_they_ran(rows):
     for tid in ("3.3", "3.6", "4.3", "4.6", "C.6"):
         c = by[f"Theorem {tid}"]["counts"]
         assert c["instances"] >= 3 and c["ties_brute"] >= c["instances"], tid
+        assert by[f"Theorem {tid}"]["scope"]["instances"] == c["instances"]
     for name in ("Theorem 3.3", "Theorem 3.6", "Proposition 3.4", "Claim A.1", "Lemma B.2"):
         assert "(3, 3, 2)" in by[name]["detail"], name           # symbolic size 3
     for r in data["statements"]:                                   # no row names a check it does not run
