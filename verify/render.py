@@ -8,7 +8,16 @@ from typing import Any
 from fractions import Fraction
 
 __all__ = ["emit_json", "console", "print_header", "print_labels", "progress_bar", "Progress", "phase",
-           "lengths_checked", "lengths_text"]
+           "lengths_checked", "lengths_text", "evidence_name"]
+
+EVIDENCE_NAMES = {"no-linear-head": "Motzkin certificate (no linear head)",
+                  "no-prompt-and-head": "Motzkin certificates (no prompt and head)"}
+"""People's names of the JSON ``kind`` values of evidence (the JSON keeps its words: a contract)."""
+
+
+def evidence_name(kind: str) -> str:
+    """How human output names evidence of JSON kind ``kind`` (the kind itself when it has no other name)."""
+    return EVIDENCE_NAMES.get(kind, kind)
 
 
 def emit_json(result: dict[str, Any]) -> None:

@@ -305,7 +305,7 @@ def counterexample(args) -> dict:
 
 def render(result: dict) -> None:
     """A readable report of a memory-theorem result dict."""
-    from ...render import console, print_header, print_labels
+    from ...render import console, evidence_name, print_header, print_labels
 
     out = console()
     print_header(out, result)
@@ -333,7 +333,7 @@ def render(result: dict) -> None:
     print_labels(out, result)
     ce = result.get("counterexample")
     if ce:
-        out.print(f"[bold]counterexample[/bold] ({ce['kind']}):")
+        out.print(f"[bold]counterexample[/bold]: {evidence_name(ce['kind'])}")
         if ce["kind"] == "disagreement":
             out.print(f"  sequence {ce['sequence']}: F*(x) = {ce['expected']} but F(x) = {ce['got']} "
                       f"(attended {ce['attended']}, Z = {ce['Z']})")
