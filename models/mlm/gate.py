@@ -6,6 +6,11 @@ exact conditional ``G_i(x) = P[X_i | X_{-i} = x_{-i}]`` (``inference_float.condi
 float64; a memory HMM through its lift): mean total-variation distance, and the gap between the
 two negative log-likelihoods of the true token. A model passes when the mean TV is at most the
 threshold (``PretrainConfig.gate_tv``, 0.05 by default).
+
+The downstream gate (:func:`read_gate`) measures what the heads read: the TV at position 0
+alone, on fresh held-out sequences of the downstream length, with an upper confidence bound
+``mean + z * SE`` (``z`` = :data:`GATE_Z`, one-sided 95%; ``SE`` the standard error of the mean
+over sequences); a model passes when the bound is at most the threshold.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ import torch
 
 from .model import MLM, masked_predictions, sample_documents
 
-__all__ = ["GateSet", "gate_set", "quality"]
+__all__ = ["GateSet", "gate_set", "quality", "first_position_tv", "read_gate", "GATE_Z"]
+
+GATE_Z = 1.645   # one-sided 95% normal quantile: the gate's upper confidence bound
 
 
 @dataclass(frozen=True)
@@ -67,3 +74,31 @@ def quality(model: MLM, gate: GateSet, threshold: float = 0.05) -> dict:
     return {"tv": float(tv.mean()), "tv_first": float(tv[:, 0].mean()), "mlm_loss": mlm_loss,
             "exact_loss": exact_loss, "loss_gap": mlm_loss - exact_loss,
             "passed": bool(tv.mean() <= threshold), "threshold": float(threshold), "sequences": int(n)}
+
+
+def first_position_tv(model: MLM, hmm, num_sequences: int, length: int, *, seed) -> np.ndarray:
+    """Per-sequence TV ``[n]`` between the MLM's prediction at position 0 of ``length``-token
+    held-out sequences and the exact ``G_0`` (sequences from ``seed``)."""
+    from ..hmm.values import MemoryHMM
+    from ..inference import floats as inference_float
+
+    base = list(seed) if isinstance(seed, (list, tuple)) else [seed]
+    tokens = sample_documents(hmm, num_sequences, length, seed=[*base, 0x6A70])
+    vanilla = (hmm.lift() if isinstance(hmm, MemoryHMM) else hmm).to_float()
+    exact = inference_float.conditionals(vanilla, tokens)[:, 0]                    # [n, X]
+    t = torch.as_tensor(tokens)
+    preds = masked_predictions(model, t, torch.zeros(len(t), dtype=torch.long)).double().numpy()
+    return 0.5 * np.abs(preds - exact).sum(-1)
+
+
+def read_gate(model: MLM, hmm, num_sequences: int, length: int, *, seed, threshold: float = 0.05,
+              z: float = GATE_Z) -> dict:
+    """The downstream gate (module docstring): ``tv0`` (mean TV at position 0), ``se``,
+    ``bound`` (``tv0 + z * se``), ``passed`` (``bound <= threshold``), ``threshold``, ``z``,
+    ``sequences``, ``length``."""
+    tv = first_position_tv(model, hmm, num_sequences, length, seed=seed)
+    mean = float(tv.mean())
+    se = float(tv.std(ddof=1) / np.sqrt(len(tv))) if len(tv) > 1 else float("inf")
+    bound = mean + z * se
+    return {"tv0": mean, "se": se, "bound": bound, "passed": bool(bound <= threshold),
+            "threshold": float(threshold), "z": float(z), "sequences": int(len(tv)), "length": int(length)}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 from .common import ascii_int
 
@@ -80,6 +81,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="fig3-right's memory HMM: Appendix D's, or one whose tokens alone hardly reveal the "
                         "memory (default: the scale's, appendix-d)")
     p.add_argument("--out", metavar="DIR", default=None, help="output directory (default runs/NAME-SCALE)")
+    p.add_argument("--plan", metavar="FILE", default=None,
+                   help="write the run's complete plan (settings, trials, seeds, budgets, gate, baselines, "
+                        "tests, alpha, family) with its sha256 to FILE before any job; a FILE holding a "
+                        "different plan is refused (default: plan.json in --out, replaced freely)")
+    p.add_argument("--replan", action="store_true",
+                   help="replace a --plan FILE that holds a different plan (summary.json records both hashes)")
     p.add_argument("--seed", type=ascii_int, default=0, help="seed of the sweep: HMMs, tasks and training (default 0)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(run=run)
@@ -99,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
 
     out = args.out or f"runs/{args.name}-{args.scale}"
     check_out_dir(out, flag="--out")                        # before any work (SPEC section 2)
+    if args.plan is not None:
+        check_out_dir(str(Path(args.plan).parent) if str(Path(args.plan).parent) else ".", flag="--plan")
     check_out_dir(str(cache_dir()), flag="the model cache ($HEADPROMPT_CACHE)")
     device = resolve_device(args.device)
     t0 = time.perf_counter()
@@ -112,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
                                  out=out, progress=True, config=args.config,
                                  share_pretraining=args.share_pretraining, ray=args.ray,
                                  threads=1 if one else None, cached_only=args.cached_only, workers=workers,
-                                 models=args.model, memory_hmm=args.memory_hmm)
+                                 models=args.model, memory_hmm=args.memory_hmm, plan=args.plan,
+                                 replan=args.replan)
     finally:
         torch.set_num_threads(threads)
     code = 4 if summary["failed_jobs"] else 0

@@ -13,6 +13,10 @@ tuning (:class:`models.tuning.TuneConfig`), the settings and the trial counts. `
     [tune]
     epochs = 20
 
+The downstream quality gate (``gate_sequences`` fresh held-out sequences, TV at position 0, an
+upper bound ``mean + gate_z * SE`` held against ``pretrain.gate_tv``) is
+:func:`models.mlm.gate.read_gate`.
+
 The departures of each scale from the paper and from the authors' scripts are tabled in the
 README ("Departures from the paper and the authors' scripts").
 """
@@ -59,6 +63,8 @@ class Scale:
     trials_right: int = 5
     memory_hmm: str = "appendix-d"      # fig3-right's memory HMM: "appendix-d" or "hidden" (issue 18)
     hidden_visit: float = 0.3           # the "hidden" HMM's probability of visiting the memory state
+    gate_sequences: int = 4096          # downstream gate: fresh held-out sequences, TV at position 0
+    gate_z: float = 1.645               # downstream gate: passes when mean + gate_z * SE <= pretrain.gate_tv
 
 
 def _scales() -> dict:
@@ -71,7 +77,7 @@ def _scales() -> dict:
                                     eval_every=50, stop_at_gate=True, gate_sequences=128, gate_length=17),
             task=TaskConfig(length=16, num_train=300, num_val=100, num_test=200),
             tune=TuneConfig(epochs=3, batch_size=32),
-            hidden_sizes=(4, 15), memory_values=(2, 3), trials_left=2, trials_right=2),
+            hidden_sizes=(4, 15), memory_values=(2, 3), trials_left=2, trials_right=2, gate_sequences=256),
         "cpu": Scale(
             model=MLMConfig(num_tokens=NUM_TOKENS, block_size=48, n_layer=2, n_head=4, n_embd=64, dropout=0.0,
                             arch="bigru"),
@@ -116,7 +122,8 @@ class _LazyScales(Mapping):
 SCALES = _LazyScales()
 
 _SECTIONS = ("model", "pretrain", "task", "tune")
-_TOP = ("hidden_sizes", "memory_values", "trials_left", "trials_right", "memory_hmm", "hidden_visit")
+_TOP = ("hidden_sizes", "memory_values", "trials_left", "trials_right", "memory_hmm", "hidden_visit",
+        "gate_sequences", "gate_z")
 MEMORY_HMMS = ("appendix-d", "hidden")
 
 
@@ -171,7 +178,11 @@ def scale_from_dict(base: Scale, overrides: dict, *, source: str = "config") -> 
                     isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value):
                 raise InputError(f"{source}: {key} must be a nonempty list of positive integers, found {value!r}")
             changes[key] = tuple(value)
-        elif key in ("trials_left", "trials_right"):
+        elif key == "gate_z":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 10:
+                raise InputError(f"{source}: gate_z must be a number in [0, 10), found {value!r}")
+            changes[key] = float(value)
+        elif key in ("trials_left", "trials_right", "gate_sequences"):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InputError(f"{source}: {key} must be a positive integer, found {value!r}")
             changes[key] = value

@@ -11,11 +11,14 @@ memory data.
 Every trial draws a new HMM, pretrains a new MLM and draws a new task, as the final version of
 the paper does ("trials of pretraining and finetuning"); ``share_pretraining`` keeps one HMM and
 one MLM per setting (Appendix D's design) and redraws only the task. Each MLM passes through
-the quality gate (:func:`models.mlm_gate.quality`: mean TV to the exact ``G_i`` at masked positions
-of held-out sequences, and the loss gap); a setting whose MLM failed in any trial never counts
-toward a prediction. Each claim and each control is decided by one pooled paired test over its
-(setting, trial) pairs (:func:`.stats.pooled_test`): ``supported``, ``contradicted`` or
-``inconclusive``, with estimate, 95% interval, p-value and the smallest detectable effect.
+the downstream gate (:func:`models.mlm.gate.read_gate`: mean TV to the exact ``G_0`` at position 0,
+where the heads read, on fresh held-out sequences, with an upper confidence bound); a trial whose
+MLM fails it is excluded alone and counted. Beside the paper's protocol every run reports fair
+baselines (:mod:`models.mlm.fair`) and tests its claims against the fair pair; validation and test
+sequences never occur in the training split. The tests, the per-trial gate and the family are
+in :mod:`.claims`; each is one pooled test (:func:`.stats.pooled_test`), Holm-adjusted over the
+run's family: ``supported``, ``contradicted`` or ``inconclusive``. The plan (:mod:`.plan`) is
+written with its hash before any job.
 
 The modules: :mod:`.config` (scales, ``--config``), :mod:`.jobs` (one (setting, trial) job,
 cached), :mod:`.stats` (intervals, pooled verdicts, controls), :mod:`.plot` and
@@ -24,8 +27,11 @@ cached), :mod:`.stats` (intervals, pooled verdicts, controls), :mod:`.plot` and
 Outputs in ``out``: ``results.csv`` (one row per trial, model and method, controls included
 (``control``), each naming its HMM (``hmm``, ``hmm_seed``, ``hmm_index``) and pretraining
 (``pretrain_key``, the checkpoint cache key; empty for exact-only rows), with the gate
-figures), ``summary.json`` (SPEC section 4, plus ``quality``, ``controls``, ``control_rows``,
-``majority``, ``failed_jobs``, the full ``config``, ``seed``, ``version``) and a PNG.
+figures, the fair searches' ``selected`` configuration, the split sizes and overlaps),
+``summary.json`` (SPEC section 4, plus ``plan`` (file and hash), ``gate`` (every MLM's
+position-0 TV, bound and verdict; the failed count), ``splits`` (test-train overlap),
+``quality``, ``controls``, ``control_rows``, ``majority``, ``failed_jobs``, the full ``config``,
+``seed``, ``version``), ``plan.json`` (unless ``--plan`` names another file) and a PNG.
 """
 
 from __future__ import annotations
@@ -39,14 +45,9 @@ from pathlib import Path
 from ...models.exceptions import InputError
 from .config import (EXPERIMENTS, SCALES, SETTING_KEYS, Scale, load_config_file, scale_from_dict,
                                 scale_to_dict)
-from .stats import accuracy_interval, controls, majority_by_setting, predictions, quality_by_setting, summarize
+from .stats import accuracy_interval, majority_by_setting, quality_by_setting, summarize
 
 __all__ = ["Scale", "SCALES", "EXPERIMENTS", "run_experiment", "summarize", "accuracy_interval", "resolve_scale"]
-
-MAIN_METHODS = {"fig3-left": {("mlm", "head"), ("mlm", "prompt"), ("exact", "head"), ("exact", "prompt")},
-                "fig3-right": {("mlm", "attention", "memory"), ("exact", "attention", "memory"),
-                               ("mlm", "head", "vanilla"), ("exact", "head", "vanilla")}}
-
 
 def resolve_scale(scale: str, config: dict | str | Path | None = None) -> Scale:
     """The scale's configuration with ``config`` (a dict or a TOML/JSON file) applied.
@@ -63,9 +64,23 @@ def resolve_scale(scale: str, config: dict | str | Path | None = None) -> Scale:
     return scale_from_dict(sc, overrides, source=str(config) if not isinstance(config, dict) else "config")
 
 
-def _is_main(name: str, r: dict) -> bool:
-    key = (r["model"], r["method"]) if name == "fig3-left" else (r["model"], r["method"], r["data"])
-    return key in MAIN_METHODS[name]
+def _is_main(r: dict) -> bool:
+    """A row of the paper's lines (fair or paper protocol), not a control or another 2 x 2 cell."""
+    return not (r["control"] is True or str(r["control"]).lower() == "true")
+
+
+def _splits(records: list, n_test: int) -> dict:
+    """The test-train overlap of the run (0 by construction, measured per job) and how often a
+    fresh draw repeated a training sequence (how repetitive the HMMs are)."""
+    if not records:
+        return {}
+    jobs = {(r["trial"], *(r.get(k) for k in ("hidden_states", "hidden_total", "data"))): r for r in records}
+    drawn = sum(int(r["test_drawn"]) for r in jobs.values())
+    return {"test_train_overlap_max": max(float(r["test_overlap"]) for r in jobs.values()),
+            "val_train_overlap_max": max(float(r["val_overlap"]) for r in jobs.values()),
+            "test_draws_repeating_training": sum(int(r["test_rejected"]) for r in jobs.values()) / max(drawn, 1),
+            "short_test_splits": sum(int(r["test_size"]) < n_test for r in jobs.values()),
+            "min_test_size": min(int(r["test_size"]) for r in jobs.values()), "jobs": len(jobs)}
 
 
 def _check_out(out: Path) -> Path:
@@ -106,7 +121,8 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
                    out: Path | str | None = None, progress: bool = True, config: dict | str | Path | None = None,
                    share_pretraining: bool = False, ray: str | bool | None = None,
                    threads: int | None = None, cached_only: bool = False, workers: int = 1,
-                   models: str = "both", memory_hmm: str | None = None) -> dict:
+                   models: str = "both", memory_hmm: str | None = None, plan: Path | str | None = None,
+                   replan: bool = False) -> dict:
     """Run ``fig3-left`` or ``fig3-right`` at ``scale``; write the outputs into ``out``
     (default ``runs/<name>-<scale>``) and return the summary dict (SPEC section 4).
 
@@ -119,11 +135,15 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     ``memory_hmm`` (``appendix-d`` or ``hidden``, :func:`models.generate.generators.hidden_memory_hmm`)
     overrides the scale's fig3-right memory HMM. One line per finished job goes to stderr when
     ``progress`` (off a terminal: elapsed time and ETA, :class:`verify.render.Progress`).
+    ``plan``: the file the run's plan (:mod:`.plan`) is written to before any job (default
+    ``plan.json`` in ``out``); an existing ``plan`` file with a different plan is refused unless
+    ``replan``. ``summary.json`` records the plan's hash (and the replaced one's).
 
     Raises:
         InputError: an unknown experiment, scale, ``models`` or ``memory_hmm``, a bad config, fewer
             than one trial, memory sizes the hidden memory HMM cannot have, an output or cache
-            directory that is a file or unwritable (checked before any training).
+            directory that is a file or unwritable, a ``plan`` file holding another plan without
+            ``replan`` (all checked before any training).
     """
     from importlib import metadata
 
@@ -162,6 +182,17 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     out = _check_out(Path(out) if out is not None else Path("runs") / f"{name}-{scale}")
     cache = check_writable_dir(cache_dir(), "cache directory ($HEADPROMPT_CACHE)")
     cfg = scale_to_dict(sc)
+    from .plan import build_plan, write_plan
+
+    the_plan = build_plan(name, scale, cfg, trials=trials, seed=seed, models=models,
+                          share_pretraining=share_pretraining)
+    plan_info = write_plan(Path(plan) if plan is not None else out / "plan.json", the_plan, replan=replan,
+                           strict=plan is not None)
+    if plan_info["replaced_sha256"] and progress:
+        import sys
+
+        print(f"plan changed: {plan_info['file']} replaced (sha256 {plan_info['replaced_sha256'][:12]} -> "
+              f"{plan_info['sha256'][:12]})", file=sys.stderr)
     specs = job_specs(name, cfg, seed=seed, trials=trials, share_pretraining=share_pretraining,
                       device=str(device), models=models)
     for s in specs:
@@ -211,8 +242,11 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     records = [r for res in ordered for r in res["records"]]
     keys = SETTING_KEYS[name]
     n_test = sc.task.num_test
-    main = [r for r in records if _is_main(name, r)]
+    main = [r for r in records if _is_main(r)]
     quality = quality_by_setting([res for res in ordered if res.get("quality")], keys)
+    from .claims import evaluate
+
+    tested = evaluate(name, records, models, seed=seed) if records else {"predictions": [], "controls": [], "gate": {}}
     try:
         version = metadata.version("headprompt")
     except metadata.PackageNotFoundError:
@@ -221,15 +255,19 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
                "share_pretraining": share_pretraining, "models": models,
                "memory_hmm": sc.memory_hmm if name == "fig3-right" else None,
                "rows": summarize(main, keys, n_test),
-               "predictions": predictions(name, records, quality) if records else [],
-               "controls": controls(name, records, quality) if records else [],
-               "control_rows": summarize([r for r in records if not _is_main(name, r)], keys, n_test),
+               "plan": plan_info,
+               "predictions": tested["predictions"],
+               "controls": tested["controls"],
+               "gate": tested["gate"],
+               "splits": _splits(records, n_test),
+               "control_rows": summarize([r for r in records if not _is_main(r)], keys, n_test),
                "majority": majority_by_setting(records, keys),
                "quality": quality,
-               "interval": "rows: Student-t 95% over trials on the logit scale (inside (0, 1)); "
+               "interval": "rows: 95% intervals over trials (verify.experiments.stats.accuracy_interval); "
                            "paired differences per setting: Student-t 95% over trials (description); "
-                           "verdicts: one pooled paired t-test per claim with setting as a fixed effect "
-                           "(df = pairs - settings) and a Wilcoxon signed-rank check, both at 5%",
+                           "verdicts: one pooled test per claim (verify.experiments.stats.pooled_test) over "
+                           "the (setting, trial) pairs whose MLMs passed the gate, Holm-adjusted over the "
+                           "run's family (plan.family); reproductions outside the family",
                "failed_jobs": failed, "jobs": {"total": len(specs), "reused": reused, "failed": len(failed),
                                                         **({"missing": missing} if cached_only else {})},
                "config": cfg, "version": version, "seconds": round(time.perf_counter() - t_start, 1)}

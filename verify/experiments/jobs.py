@@ -3,15 +3,21 @@
 A job spec is a JSON-able dict (:func:`job_specs`); :func:`run_job` turns it into result records
 in any process (this one, or a Ray worker), so an in-process run and a Ray run with the same
 seeds compute the same numbers. Each job draws its HMM, pretrains its MLM (through the
-checkpoint cache, with the quality gate), samples its task sequences and ``mu``, and tunes every
-(model, method) pair of its setting, controls included.
+checkpoint cache, with the quality gate), reads the downstream gate (position 0, with its upper
+bound: :func:`models.mlm.gate.read_gate`), samples its task sequences (validation and test never
+repeat a training sequence: :func:`models.mlm.splits.distinct_splits`) and ``mu``, and tunes
+every (model, method) pair of its setting, controls included: the paper's protocol and the fair
+baselines (``head-fair``, ``prompt-fair``, ``attention-fair``, ``attention-tokens-fair``:
+:mod:`models.mlm.fair`). fig3-right is a 2 x 2: each of the memory and the vanilla data is tuned
+with the linear and the attention head.
 
 Seeds (``seed`` is ``--seed``; ``h`` is the HMM index, the trial, or 0 with
 ``--share-pretraining``): a vanilla HMM with ``|H| = n`` is drawn from
 ``default_rng([seed, n, h])`` (so fig3-right's vanilla ``|H| = 8`` is fig3-left's, and its
 pretraining is shared through the cache), a memory HMM from ``default_rng([seed, 1000 + |M|, h])``;
 pretraining uses seed ``100 * seed + h``; the task's sequences ``[seed, key, 1, trial]``, its
-``mu`` ``[seed, key, 2, trial]``; tuning ``1000 * seed + trial``.
+``mu`` ``[seed, key, 2, trial]``, the downstream gate's sequences ``[seed, key, 3, trial]``;
+tuning ``1000 * seed + trial``.
 
 Finished jobs are cached as JSON under ``<cache>/jobs/<key>.json``, ``key`` a hash of the spec
 (the device and thread count left out) and of :data:`JOB_FORMAT` and the package version, so a
@@ -30,7 +36,7 @@ from pathlib import Path
 __all__ = ["JOB_FORMAT", "MODELS", "job_specs", "job_model", "hmm_seed", "hmm_recipe", "job_key", "run_job",
            "run_job_safely", "read_cached", "write_cached"]
 
-JOB_FORMAT = 2   # bump when a job's computation or its records change
+JOB_FORMAT = 3   # bump when a job's computation or its records change
 
 
 def _version() -> str:
@@ -65,18 +71,21 @@ def job_specs(name: str, config: dict, *, seed: int, trials: int, share_pretrain
             spec["models"] = models
         jobs.append(spec)
 
+    def both(methods: tuple) -> list:       # each method under the paper's protocol, then its fair version
+        return [[model, m] for model in ("mlm", "exact") for method in methods for m in (method, f"{method}-fair")]
+
     for trial in range(trials):
         if name == "fig3-left":
             for H in config["hidden_sizes"]:
-                add({"hidden_states": H}, "vanilla", H,
-                    [["mlm", "head"], ["mlm", "prompt"], ["exact", "head"], ["exact", "prompt"]], trial)
+                add({"hidden_states": H}, "vanilla", H, both(("head", "prompt")), trial)
         else:
             for M in config["memory_values"]:
                 H = M * SYNTAX_STATES
                 add({"data": "memory", "memory_values": M, "hidden_total": H}, "memory", M,
-                    [["mlm", "attention"], ["exact", "attention"], ["none", "attention-tokens"]], trial)
+                    both(("attention", "head")) + [["none", "attention-tokens"], ["none", "attention-tokens-fair"]],
+                    trial)
                 add({"data": "vanilla", "memory_values": M, "hidden_total": H}, "vanilla", H,
-                    [["mlm", "head"], ["exact", "head"], ["mlm", "attention"], ["exact", "attention"]], trial)
+                    both(("head", "attention")), trial)
     return jobs
 
 
@@ -151,7 +160,9 @@ def run_job(spec: dict, *, progress: bool = False) -> dict:
 
     from ...models.mlm.model import MLMConfig, PretrainConfig
     from ...models.mlm.pretrain import load_or_pretrain
-    from ...models.generate.sampling import sample
+    from ...models.mlm.fair import FAIR_METHODS, tune_fair
+    from ...models.mlm.gate import read_gate
+    from ...models.mlm.splits import distinct_splits, overlap
     from ...models.mlm.tuning import SPLITS, ExactBackbone, MLMBackbone, TaskConfig, TuneConfig, make_task, tune
 
     t_job = time.perf_counter()
@@ -172,51 +183,75 @@ def run_job(spec: dict, *, progress: bool = False) -> dict:
                                      progress=progress)
         backbones["mlm"] = MLMBackbone(mlm, device, progress=progress)
     key = [{"memory": 1, "vanilla": 2}[spec["data"]], spec["size"]]
-    sizes = [task_cfg.num_train, task_cfg.num_val, task_cfg.num_test]
-    toks = sample(data_model.to_float(), sum(sizes), task_cfg.length,
-                  rng=np.random.default_rng([seed, *key, 1, trial]))[0]
-    tokens = dict(zip(SPLITS, np.split(toks, np.cumsum(sizes)[:-1])))
+    sizes = {"train": task_cfg.num_train, "val": task_cfg.num_val, "test": task_cfg.num_test}
+    tokens, split_report = distinct_splits(data_model, sizes, task_cfg.length,
+                                           rng=np.random.default_rng([seed, *key, 1, trial]))
+    for split in ("val", "test"):
+        if len(tokens[split]) == 0:
+            raise ValueError(f"no {split} sequence distinct from the training split in "
+                             f"{split_report[split]['drawn']} draws: the HMM repeats its sequences")
     task = make_task(data_model, task_cfg, rng=np.random.default_rng([seed, *key, 2, trial]), tokens=tokens)
+    split_cols = {"val_size": split_report["val"]["size"], "test_size": split_report["test"]["size"],
+                  "val_overlap": overlap(tokens["val"], tokens["train"]),
+                  "test_overlap": overlap(tokens["test"], tokens["train"]),
+                  "test_rejected": split_report["test"]["rejected"], "test_drawn": split_report["test"]["drawn"]}
     quality, mlm_cols = None, {"pretrain_key": "", "gate_tv": "", "gate_tv_first": "", "mlm_loss": "",
-                               "exact_loss": "", "loss_gap": "", "gate_passed": "", "pretrain_steps": "",
+                               "exact_loss": "", "loss_gap": "", "gate0_tv": "", "gate0_se": "", "gate0_bound": "",
+                               "gate0_sequences": "", "gate_passed": "", "pretrain_steps": "",
                                "pretrain_stopped": "", "pretrain_seconds": "", "pretrain_cached": ""}
     if info is not None:
         gate = info["gate"]
+        gate0 = read_gate(mlm, data_model, int(cfg.get("gate_sequences", 4096)), task_cfg.length + 1,
+                          seed=[seed, *key, 3, trial], threshold=pc.gate_tv, z=float(cfg.get("gate_z", 1.645)))
         quality = {"tv": gate["tv"], "tv_first": gate["tv_first"], "mlm_loss": gate["mlm_loss"],
-                   "exact_loss": gate["exact_loss"], "loss_gap": gate["loss_gap"], "passed": gate["passed"],
+                   "exact_loss": gate["exact_loss"], "loss_gap": gate["loss_gap"], "passed": gate0["passed"],
                    "threshold": gate["threshold"], "steps": info["steps"], "budget": info["budget"],
-                   "stopped": info["stopped"], "history": info["gate_history"]}
+                   "stopped": info["stopped"], "history": info["gate_history"], "gate0": gate0,
+                   "pretrain_passed": gate["passed"]}
         mlm_cols = {"pretrain_key": Path(info["path"]).stem.removeprefix("mlm-"),
                     "gate_tv": round(gate["tv"], 6), "gate_tv_first": round(gate["tv_first"], 6),
                     "mlm_loss": round(gate["mlm_loss"], 6), "exact_loss": round(gate["exact_loss"], 6),
-                    "loss_gap": round(gate["loss_gap"], 6), "gate_passed": gate["passed"],
+                    "loss_gap": round(gate["loss_gap"], 6), "gate0_tv": round(gate0["tv0"], 6),
+                    "gate0_se": round(gate0["se"], 6), "gate0_bound": round(gate0["bound"], 6),
+                    "gate0_sequences": gate0["sequences"], "gate_passed": gate0["passed"],
                     "pretrain_steps": info["steps"], "pretrain_stopped": info["stopped"],
                     "pretrain_seconds": round(info["seconds"], 2), "pretrain_cached": info["cached"]}
     shared: dict = {}
 
     def features(model_name: str, method: str) -> dict | None:
-        # a backbone tuned with both the attention head and the linear head computes its outputs
-        # once: the linear head's features are the attention head's at position 0 (the same
-        # computation; tests/verify/experiments/test_figure3.py)
-        if method not in ("head", "attention") or [model_name, "attention"] not in spec["methods"]:
+        # one output pass per backbone: the linear head's features are the attention head's at
+        # position 0 (the same computation; tests/verify/experiments/test_figure3.py), and the
+        # paper-protocol and fair heads read the same features
+        base = FAIR_METHODS.get(method, method)
+        if base not in ("head", "attention"):
             return None
-        if model_name not in shared:
-            shared[model_name] = {s: backbones[model_name].all_outputs(task.tokens[s]) for s in SPLITS}
-        every = shared[model_name]
-        return every if method == "attention" else {s: f[:, 0] for s, f in every.items()}
+        every = [model_name, "attention"] in spec["methods"]
+        if (model_name, every) not in shared:
+            compute = backbones[model_name].all_outputs if every else backbones[model_name].mask_outputs
+            shared[(model_name, every)] = {s: compute(task.tokens[s]) for s in SPLITS}
+        out = shared[(model_name, every)]
+        return out if base == "attention" else ({s: f[:, 0] for s, f in out.items()} if every else out)
 
-    records = []
+    records, done = [], {}
     for model_name, method in spec["methods"]:
         t0 = time.perf_counter()
-        acc = tune(backbones[model_name], task, method, tune_cfg, seed=1000 * seed + trial,
-                   features=features(model_name, method), progress=progress)
+        if method in FAIR_METHODS:
+            acc = tune_fair(backbones[model_name], task, method, tune_cfg, seed=1000 * seed + trial,
+                            features=features(model_name, method), progress=progress,
+                            known=done.get((model_name, FAIR_METHODS[method])))
+        else:
+            acc = tune(backbones[model_name], task, method, tune_cfg, seed=1000 * seed + trial,
+                       features=features(model_name, method), progress=progress)
+            done[(model_name, method)] = acc
         records.append({
             "experiment": spec["experiment"], **spec["setting"], "trial": trial, "model": model_name,
             "method": method, "accuracy": acc["test"], "val_accuracy": acc["val"], "train_accuracy": acc["train"],
+            "selected": acc.get("selected", ""),
+            "searched": " ".join(f"{k}:{v:.4f}" for k, v in acc.get("searched", {}).items()),
             "majority": task.majority_accuracy("test"), "redraws": task.redraws,
             "control": _is_control(spec, model_name, method),
             "hmm": hmm_recipe(spec), "hmm_seed": " ".join(map(str, hmm_seed(spec))),
-            "hmm_index": spec["hmm_index"], **mlm_cols,
+            "hmm_index": spec["hmm_index"], **split_cols, **mlm_cols,
             "seconds": round(time.perf_counter() - t0, 3)})
     pretrain = None if info is None else {"final_loss": info["final_loss"], "unigram_entropy": info["unigram_entropy"],
                                           "seconds": info["seconds"], "cached": info["cached"]}
@@ -228,7 +263,8 @@ def _is_control(spec: dict, model: str, method: str) -> bool:
     """Whether a (model, method) of the job is a control row, not one of the figure's lines."""
     if spec["experiment"] == "fig3-left":
         return False
-    return (spec["data"], method) not in (("memory", "attention"), ("vanilla", "head"))
+    base = method.removesuffix("-fair")
+    return (spec["data"], base) not in (("memory", "attention"), ("vanilla", "head"))
 
 
 def run_job_safely(spec: dict, progress: bool = False) -> dict:

@@ -129,7 +129,7 @@ def test_tie_is_label_one_through_models_task():
     assert task_labels(post, mu).tolist() == [1, 0, 1]          # a tie goes to label 1 (SPEC)
 
 
-@pytest.mark.parametrize("name,rows,records", [("fig3-left", 2 * 4, 2 * 4), ("fig3-right", 2 * 2, 3 + 4)])
+@pytest.mark.parametrize("name,rows,records", [("fig3-left", 2 * 8, 2 * 8), ("fig3-right", 2 * 4, 10 + 8)])
 def test_cli_experiment_tiny_end_to_end(name, rows, records, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"
@@ -156,17 +156,25 @@ def test_cli_experiment_tiny_end_to_end(name, rows, records, tmp_path, monkeypat
         assert row["model"] in ("mlm", "exact") and row["trials"] == 1
         assert 0 <= row["ci95"][0] <= row["accuracy"] <= row["ci95"][1] <= 1
     assert {r["model"] for r in printed["rows"]} == {"mlm", "exact"}
-    assert len(printed["predictions"]) == 2
+    assert {r["method"] for r in printed["rows"]} == ({"head", "head-fair", "prompt", "prompt-fair"}
+                                                       if name == "fig3-left" else
+                                                       {"head", "head-fair", "attention", "attention-fair"})
+    # per model: the fair claim and the paper protocol's reproduction (fig3-right: and the interaction)
+    assert len(printed["predictions"]) == (4 if name == "fig3-left" else 6)
     for p in printed["predictions"]:
         assert isinstance(p["held"], bool) and p["evidence"] and p["paired"]
         for d in p["paired"]:
-            assert d["ci95"] is None and not d["excludes_zero"]          # one trial: no interval
+            assert d["ci95"] is None                                      # one trial: no interval
         assert not p["held"]                                              # so nothing can hold
         assert p["verdict"].startswith("inconclusive")                   # one trial per setting: no test
-        assert p["pooled"]["ci95"] is None and p["pooled"]["df"] == 0
-    for q in printed["quality"]:
-        for t in q["trials"]:
-            assert 0 <= t["tv"] <= 1 and t["passed"] == (t["tv"] <= q["threshold"])
+        assert p["excluded_trials"] == len(p["excluded"]) and "excluded by the gate" in p["evidence"]
+    for g in printed["gate"]["trials"]:       # the gate at position 0: an upper bound under the threshold
+        assert g["bound"] == pytest.approx(g["tv0"] + printed["config"]["gate_z"] * g["se"], abs=2e-6)   # rounded to 6 places
+        assert g["passed"] == (g["bound"] <= printed["config"]["pretrain"]["gate_tv"])
+    assert printed["gate"]["failed"] == sum(not g["passed"] for g in printed["gate"]["trials"])
+    assert printed["splits"]["test_train_overlap_max"] == 0 == printed["splits"]["val_train_overlap_max"]
+    plan = json.loads((out / "plan.json").read_text())
+    assert printed["plan"]["sha256"] == plan["sha256"] and plan["plan"]["experiment"] == name
     if name == "fig3-right":
         assert {c["control"] for c in printed["controls"]} == {
             "same attention head on the vanilla HMM's data",
@@ -180,9 +188,12 @@ def test_cli_experiment_tiny_end_to_end(name, rows, records, tmp_path, monkeypat
         assert r["hmm_seed"] and (r["model"] != "mlm" or (tmp_path / "cache" / f"mlm-{r['pretrain_key']}.pt").exists())
     # the control rows are in results.csv: token-only and vanilla + attention on fig3-right
     controls = {(r["model"], r["method"], r.get("data")) for r in rows_csv if r["control"] == "True"}
-    assert controls == (set() if name == "fig3-left" else {("none", "attention-tokens", "memory"),
-                                                            ("mlm", "attention", "vanilla"),
-                                                            ("exact", "attention", "vanilla")})
+    assert controls == (set() if name == "fig3-left" else {
+        ("none", "attention-tokens", "memory"), ("none", "attention-tokens-fair", "memory"),
+        *((m, meth, "vanilla") for m in ("mlm", "exact") for meth in ("attention", "attention-fair")),
+        *((m, meth, "memory") for m in ("mlm", "exact") for meth in ("head", "head-fair"))})
+    for r in rows_csv:      # the fair searches name the configuration validation selected
+        assert bool(r["selected"]) == r["method"].endswith("-fair") and r["test_overlap"] == "0.0"
     assert (out / f"{name}.png").stat().st_size > 1000
 
 
@@ -300,6 +311,7 @@ def test_a_job_shares_one_output_pass_between_the_linear_and_attention_heads(mon
     """The linear head's features are the attention head's at position 0 (exactly, for both
     backbones), so a job computes them once; its accuracies equal tuning each from scratch."""
     from headprompt.models.mlm.model import MLM, MLMConfig
+    from headprompt.models.mlm.splits import distinct_splits
     from headprompt.models.mlm.tuning import MLMBackbone
     from headprompt.verify.experiments import jobs
 
@@ -328,10 +340,9 @@ def test_a_job_shares_one_output_pass_between_the_linear_and_attention_heads(mon
     monkeypatch.setattr(ExactBackbone, "mask_outputs", real_mask)
     task_cfg, tune_cfg = TaskConfig(**spec["config"]["task"]), TuneConfig(**spec["config"]["tune"])
     model = jobs.job_model(spec)
-    sizes = [task_cfg.num_train, task_cfg.num_val, task_cfg.num_test]
-    toks = sample(model.to_float(), sum(sizes), task_cfg.length, rng=np.random.default_rng([3, 2, 8, 1, 0]))[0]
-    task = make_task(model, task_cfg, rng=np.random.default_rng([3, 2, 8, 2, 0]),
-                     tokens=dict(zip(SPLITS, np.split(toks, np.cumsum(sizes)[:-1]))))
+    sizes = {"train": task_cfg.num_train, "val": task_cfg.num_val, "test": task_cfg.num_test}
+    toks, _ = distinct_splits(model, sizes, task_cfg.length, rng=np.random.default_rng([3, 2, 8, 1, 0]))
+    task = make_task(model, task_cfg, rng=np.random.default_rng([3, 2, 8, 2, 0]), tokens=toks)
     for record in shared["records"]:                      # each head tuned alone gives the same accuracy
         alone = tune(ExactBackbone(model, CPU), task, record["method"], tune_cfg, seed=3000)
         assert record["accuracy"] == alone["test"] and record["train_accuracy"] == alone["train"]
