@@ -32,7 +32,8 @@ from ...models.hmm.task import is_multiclass
 from ...models.hmm.values import HMM
 from ..theorems.registry import check_assumptions, theorem_spec
 
-__all__ = ["CounterexampleRequest", "find_counterexample", "KEY_ASSUMPTION", "statement_certificate"]
+__all__ = ["CounterexampleRequest", "find_counterexample", "KEY_ASSUMPTION", "statement_certificate",
+           "shortest_statement_certificate"]
 
 KEY_ASSUMPTION = {"3.3": "3.1", "3.6": "3.5", "4.3": "4.2", "4.6": "4.5", "C.6": "C.5"}
 """The assumption dropped by default: the non-degeneracy condition of each theorem."""
@@ -100,6 +101,17 @@ def statement_certificate(model, theorem: str, sequences) -> dict | None:
     return None
 
 
+def shortest_statement_certificate(model, theorem: str, sequences) -> dict | None:
+    """:func:`statement_certificate` on the sequences of length 1, then 1..2, and so on: small
+    exact systems and short certificates first."""
+    longest = max((len(s) for s in sequences), default=0)
+    for L in range(1, longest + 1):
+        st = statement_certificate(model, theorem, [s for s in sequences if len(s) <= L])
+        if st is not None:
+            return st
+    return None
+
+
 def _instance(req: CounterexampleRequest):
     """``(model, info)`` for the request; ``model`` None when the search found nothing."""
     from .breaking import known_construction
@@ -156,11 +168,7 @@ def find_counterexample(req: CounterexampleRequest) -> dict:
     seqs = short_sequences(model, req.max_length)
     length = max(len(s) for s in seqs)
     bound = short_bound = f"every sequence of length <= {length} ({len(seqs)} sequences)"
-    st = None
-    for L in range(1, length + 1):             # shortest first: small exact systems, short certificates
-        st = statement_certificate(model, tid, [s for s in seqs if len(s) <= L])
-        if st is not None:
-            break
+    st = shortest_statement_certificate(model, tid, seqs)
     if st is None and isinstance(model, HMM) and tid in ("3.3", "3.6") and not is_multiclass(model.mu):
         from .sequences import sampled
 

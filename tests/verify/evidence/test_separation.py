@@ -1,0 +1,116 @@
+"""``verify separate``: its four claims, each against an independent check. Vanilla: Assumption
+3.1 fails, 3.2 and 3.5 hold (brute-force oracles); the head certificate holds by path sums; the
+prompt's identity holds in sympy and the prompt agrees with F* by path sums. Memory: the
+attention head is verified by its identities; the no-linear-head certificate is accepted by the
+standard-library checker. All four certificate files are accepted by certcheck, and each is
+rejected once its claim is changed."""
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import sympy
+
+from headprompt.models.hmm.values import HMM
+from headprompt.verify.evidence.separation import CERTIFICATE_FILES
+
+from tests import oracle
+
+
+@pytest.fixture(scope="module")
+def separation(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("separation")
+    proc = subprocess.run([sys.executable, "-m", "headprompt.verify", "separate", "--certificate-dir", str(folder),
+                           "--json"], capture_output=True, text=True, timeout=600)
+    return proc.returncode, json.loads(proc.stdout), folder
+
+
+def _certcheck(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "headprompt.certcheck", str(path)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_every_half_is_proven_and_exit_0(separation):
+    code, data, folder = separation
+    assert code == 0 and data["proven"]
+    halves = [data["vanilla"]["head"], data["vanilla"]["prompt"], data["memory"]["attention"], data["memory"]["linear"]]
+    assert all(h["proven"] and h["certificate"] for h in halves)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(CERTIFICATE_FILES.values())
+
+
+def _vanilla_model(folder: Path) -> HMM:
+    inst = json.loads((folder / CERTIFICATE_FILES["prompt"]).read_text())["instance"]
+    return HMM.create(inst["A"], inst["W"], inst["pi0"], inst["mu"])
+
+
+def test_vanilla_assumptions_by_oracles(separation):
+    hmm = _vanilla_model(separation[2])
+    n = hmm.num_states
+    assert oracle.sympy_rank([list(hmm.W[:, h]) for h in range(n)]) < n           # 3.1 fails
+    assert oracle.is_ergodic_chain(oracle.as_lists(hmm.A), list(hmm.pi0))          # 3.2 holds
+    assert oracle.assumption_35(hmm)                                                # 3.5 holds
+
+
+def test_head_certificate_holds_by_path_sums(separation):
+    hmm = _vanilla_model(separation[2])
+    cert = json.loads((separation[2] / CERTIFICATE_FILES["head"]).read_text())
+    seqs = cert["sequences"]
+    assert max(map(len, seqs)) <= 4
+    filler = [Fraction(1)] * hmm.num_states
+    feats, labels = [], []
+    for s in seqs:
+        assert oracle.joint_probability(hmm, s) > 0
+        post = oracle.path_posterior(hmm, s, 0)
+        labels.append(int(sum(m * p for m, p in zip(hmm.mu, post)) >= 0))
+        feats.append(oracle.path_gbar(hmm.A, hmm.W, hmm.pi0, [filler] + [list(hmm.W[z]) for z in s], 0))
+    y = [Fraction(v) for v in cert["certificate"]["y"]]
+    z = [Fraction(v) for v in cert["certificate"]["z"]]
+    assert set(labels) == {0, 1} and all(v >= 0 for v in y + z) and any(y)
+    assert all(not yk for yk, lab in zip(y, labels) if lab) and all(not zk for zk, lab in zip(z, labels) if not lab)
+    assert all(sum((yk - zk) * g[x] for yk, zk, g in zip(y, z, feats)) == 0 for x in range(hmm.num_tokens))
+
+
+def test_prompt_identity_in_sympy_and_agreement_by_path_sums(separation):
+    hmm = _vanilla_model(separation[2])
+    cert = json.loads((separation[2] / CERTIFICATE_FILES["prompt"]).read_text())
+    R = lambda v: sympy.Rational(str(v))                                            # noqa: E731
+    A = sympy.Matrix(oracle.as_lists(hmm.A)).applyfunc(R)
+    W = sympy.Matrix(oracle.as_lists(hmm.W)).applyfunc(R)
+    pi0 = sympy.Matrix([R(v) for v in hmm.pi0])
+    u = sympy.Matrix([R(v) for v in cert["witness"]["u"]])
+    b = sympy.Matrix([R(v) for v in cert["witness"]["b"]])
+    pre = A * u.multiply_elementwise(A * pi0)
+    lam = R(cert["identity"]["lambda"])
+    assert lam > 0
+    assert (b.T * W * sympy.diag(*pre)) == lam * sympy.Matrix([R(m) * p for m, p in zip(hmm.mu, pi0)]).T
+    seqs = [[a] for a in range(hmm.num_tokens)] + [[a, c] for a in range(hmm.num_tokens) for c in range(hmm.num_tokens)]
+    decisions = oracle.vanilla_decisions(hmm, "3.6", [Fraction(v) for v in cert["witness"]["b"]],
+                                         [Fraction(v) for v in cert["witness"]["u"]], seqs)
+    assert decisions and all(f_star == f for f_star, f in decisions.values())
+    assert {f for f, _ in decisions.values()} == {0, 1}
+
+
+def test_memory_halves(separation):
+    data = separation[1]["memory"]
+    assert data["assumptions"] == {"3.2": True, "4.2": True}
+    assert "on every x in R" in data["attention"]["what"]
+    cert = json.loads((separation[2] / CERTIFICATE_FILES["linear"]).read_text())
+    assert set(cert["labels"]) == {0, 1} and cert["instance"]["kind"] == "memory-hmm"
+
+
+@pytest.mark.parametrize("kind", sorted(CERTIFICATE_FILES))
+def test_certcheck_accepts_each_file_and_rejects_a_changed_claim(separation, kind, tmp_path):
+    path = separation[2] / CERTIFICATE_FILES[kind]
+    ok = _certcheck(path)
+    assert ok.returncode == 0 and ok.stdout.startswith("accepted"), ok.stdout + ok.stderr
+    data = json.loads(path.read_text())
+    if "certificate" in data:                         # a Motzkin certificate: drop its label-0 weights
+        data["certificate"]["y"] = ["0"] * len(data["certificate"]["y"])
+    else:                                             # a verified witness: change the head
+        data["witness"]["b"] = ["0"] * len(data["witness"]["b"])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    assert _certcheck(bad).returncode == 1
