@@ -2,9 +2,11 @@
 (``--pretraining``: the steps and seconds of its pretrainings instead).
 
 ``DIR`` is an experiment's output directory (``summary.json`` inside); the tables give, per
-setting, the MLM's gate TV per trial, the majority line, the mean accuracies, the paired
-differences with their 95% intervals, and (fig3-right) the controls; then each claim's and
-control's pooled test (verdict, estimate, interval, p-values, detectable effect).
+setting, the MLMs' downstream gate (TV at position 0, its worst bound, trials passed), the
+majority line, the mean accuracies of the paper-protocol and fair rows, the paired differences
+of the claim (fair pair; fig3-right: and the 2 x 2 interaction) with their 95% intervals; then
+every test's pooled verdict (estimate, interval, p, Holm-adjusted p, detectable effect, pairs,
+trials excluded by the gate).
 """
 
 from __future__ import annotations
@@ -32,72 +34,89 @@ def _acc(rows: list, setting: dict, method: str, model: str) -> float | None:
                  and r["model"] == model), None)
 
 
-def _gate(quality: list, setting: dict) -> str:
-    q = next((q for q in quality if q["setting"] == setting), None)
-    if q is None:
+def _gate(summary: dict, setting: int, data: str = "vanilla") -> str:
+    """The downstream gate of a setting's MLMs: the mean TV at position 0, the worst upper
+    bound, and how many trials passed (excluded ones are the rest)."""
+    trials = [g for g in (summary.get("gate") or {}).get("trials", []) if g["setting"] == setting and g["data"] == data]
+    if not trials:
         return ""
-    tvs = [t["tv"] for t in q["trials"]]
-    passed = sum(t["passed"] for t in q["trials"])
-    if len(tvs) > 3:                       # many trials: mean and max, and how many passed
-        return f"{sum(tvs) / len(tvs):.3f} (max {max(tvs):.3f}; {passed}/{len(tvs)} passed)"
-    return f"{', '.join(f'{v:.3f}' for v in tvs)} ({'yes' if q['passed'] else 'no'})"
+    passed = sum(g["passed"] for g in trials)
+    return (f"{sum(g['tv0'] for g in trials) / len(trials):.3f} (bound max {max(g['bound'] for g in trials):.3f}; "
+            f"{passed}/{len(trials)} passed)")
 
 
-def _paired(claims: list, model: str, key) -> dict | None:
-    claim = next((c for c in claims if c.get("claim", c.get("control", "")).endswith(f"({model})")
-                  or c.get("model") == model), None)
-    return None if claim is None else next((p for p in claim["paired"] if p["setting"] == key), None)
+def _item(summary: dict, test_id: str) -> dict | None:
+    return next((c for c in summary["predictions"] + summary["controls"] if c.get("id") == test_id), None)
+
+
+def _paired(summary: dict, test_id: str, key) -> dict | None:
+    item = _item(summary, test_id)
+    p = None if item is None else next((p for p in item["paired"] if p["setting"] == key), None)
+    return None if p is None or p["difference"] is None else p
 
 
 def _verdicts(summary: dict) -> list[str]:
-    """The pooled test of every claim and control, one table row each."""
-    lines = ["| claim or control | model | verdict | pooled estimate | 95% interval | p (t) | p (Wilcoxon) "
-             "| detectable effect (80% power) | pairs / settings |", "|---" * 9 + "|"]
-    items = [(c["claim"].rsplit(" (", 1)[0], c["claim"].rsplit("(", 1)[-1].rstrip(")"), c)
-             for c in summary["predictions"]]
-    items += [("control: " + c["control"], c["model"], c) for c in summary["controls"]]
-    for text, model, c in items:
+    """The pooled test of every claim, interaction, control and reproduction, one row each."""
+    lines = ["| test | model | verdict | pooled estimate | 95% interval | p | Holm-adjusted p | detectable effect "
+             "(80% power) | pairs / settings | trials excluded by the gate |", "|---" * 10 + "|"]
+    for c in summary["predictions"] + summary["controls"]:
         pt = c["pooled"]
+        text = c.get("claim") or "control: " + c["control"]
         ci = f"[{pt['ci95'][0]:+.3f}, {pt['ci95'][1]:+.3f}]" if pt.get("ci95") else ""
         est = f"{pt['estimate']:+.3f}" if pt.get("estimate") is not None else ""
-        p_t = f"{pt['p_value']:.2g}" if pt.get("p_value") is not None else ""
-        p_w = f"{pt['wilcoxon_p']:.2g}" if pt.get("wilcoxon_p") is not None else ""
-        lines.append(f"| {text} | {model} | {c['verdict']} | {est} | {ci} | {p_t} | {p_w} | {_fmt(pt.get('mde'))} | "
-                     f"{pt['pairs']} / {pt['settings']} |")
+        p = pt.get("p", pt.get("p_value"))
+        padj = pt.get("p_adjusted") if c.get("in_family") else None
+        mde = pt.get("detectable_effect", pt.get("mde"))
+        lines.append(f"| {text} | {c['model']} | {c['verdict']} | {est} | {ci} | {'' if p is None else f'{p:.2g}'} | "
+                     f"{'outside the family' if not c.get('in_family') else ('' if padj is None else f'{padj:.2g}')} | "
+                     f"{_fmt(mde)} | {pt.get('pairs', '')} / {pt.get('settings', '')} | {c.get('excluded_trials', 0)} |")
     return lines
 
 
+def _models(summary: dict) -> tuple:
+    return {"both": ("mlm", "exact"), "mlm": ("mlm",), "exact": ("exact",)}[summary.get("models", "both")]
+
+
 def left(summary: dict) -> list[str]:
-    rows, quality = summary["rows"], summary["quality"]
+    rows = summary["rows"]
     majority = {m["setting"]["hidden_states"]: m["accuracy"] for m in summary["majority"]}
-    out = ["| |H| | MLM gate TV per trial (passed?) or mean (max) | majority | MLM head | MLM prompt | MLM prompt - head, 95% CI "
-           "| exact head | exact prompt | exact prompt - head, 95% CI |", "|---" * 9 + "|"]
+    cols = ["|H|", "majority"] + (["MLM gate: TV0 (bound max; passed)"] if "mlm" in _models(summary) else [])
+    for m in _models(summary):
+        cols += [f"{m} head", f"{m} head-fair", f"{m} prompt", f"{m} prompt-fair",
+                 f"{m} prompt-fair - head-fair, 95% CI", f"{m} prompt - head (paper protocol)"]
+    out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
     for H in summary["config"]["hidden_sizes"]:
         s = {"hidden_states": H}
-        out.append(f"| {H} | {_gate(quality, s)} | {_fmt(majority.get(H))} | {_fmt(_acc(rows, s, 'head', 'mlm'))} | "
-                   f"{_fmt(_acc(rows, s, 'prompt', 'mlm'))} | {_diff(_paired(summary['predictions'], 'mlm', H))} | "
-                   f"{_fmt(_acc(rows, s, 'head', 'exact'))} | {_fmt(_acc(rows, s, 'prompt', 'exact'))} | "
-                   f"{_diff(_paired(summary['predictions'], 'exact', H))} |")
+        cells = [str(H), _fmt(majority.get(H))] + ([_gate(summary, H)] if "mlm" in _models(summary) else [])
+        for m in _models(summary):
+            cells += [_fmt(_acc(rows, s, meth, m)) for meth in ("head", "head-fair", "prompt", "prompt-fair")]
+            cells += [_diff(_paired(summary, f"claim:{m}", H)), _diff(_paired(summary, f"reproduction:{m}", H))]
+        out.append("| " + " | ".join(cells) + " |")
     return out + [""] + _verdicts(summary)
 
 
 def right(summary: dict) -> list[str]:
-    rows, quality, controls = summary["rows"], summary["quality"], summary["control_rows"]
-    out = ["| |M||H| | MLM gate TV per trial, memory / vanilla (passed?) | majority, memory | memory + attention: MLM | "
-           "exact | vanilla + linear head: MLM | exact | memory - vanilla (MLM), 95% CI | memory - vanilla (exact), "
-           "95% CI | vanilla + attention: MLM / exact (control) | token-only attention (control) |", "|---" * 11 + "|"]
+    rows = summary["rows"] + summary["control_rows"]
     majority = {(m["setting"]["data"], m["setting"]["memory_values"]): m["accuracy"] for m in summary["majority"]}
+    cols = ["|M||H|", "majority, memory"] + (["MLM gate memory / vanilla"] if "mlm" in _models(summary) else [])
+    for m in _models(summary):
+        cols += [f"{m}: memory + attention-fair", f"memory + head-fair", f"vanilla + attention-fair",
+                 f"vanilla + head-fair", f"{m} claim (fair), 95% CI", f"{m} interaction, 95% CI"]
+    cols += ["token-only attention-fair"]
+    out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
     for M in summary["config"]["memory_values"]:
         H = 4 * M
         mem = {"data": "memory", "memory_values": M, "hidden_total": H}
         van = {"data": "vanilla", "memory_values": M, "hidden_total": H}
-        out.append(f"| {H} | {_gate(quality, mem)} / {_gate(quality, van)} | {_fmt(majority.get(('memory', M)))} | "
-                   f"{_fmt(_acc(rows, mem, 'attention', 'mlm'))} | {_fmt(_acc(rows, mem, 'attention', 'exact'))} | "
-                   f"{_fmt(_acc(rows, van, 'head', 'mlm'))} | {_fmt(_acc(rows, van, 'head', 'exact'))} | "
-                   f"{_diff(_paired(summary['predictions'], 'mlm', H))} | "
-                   f"{_diff(_paired(summary['predictions'], 'exact', H))} | "
-                   f"{_fmt(_acc(controls, van, 'attention', 'mlm'))} / {_fmt(_acc(controls, van, 'attention', 'exact'))} | "
-                   f"{_fmt(_acc(controls, mem, 'attention-tokens', 'none'))} |")
+        cells = [str(H), _fmt(majority.get(("memory", M)))]
+        if "mlm" in _models(summary):
+            cells.append(f"{_gate(summary, H, 'memory')} / {_gate(summary, H, 'vanilla')}")
+        for m in _models(summary):
+            cells += [_fmt(_acc(rows, mem, "attention-fair", m)), _fmt(_acc(rows, mem, "head-fair", m)),
+                      _fmt(_acc(rows, van, "attention-fair", m)), _fmt(_acc(rows, van, "head-fair", m)),
+                      _diff(_paired(summary, f"claim:{m}", H)), _diff(_paired(summary, f"interaction:{m}", H))]
+        cells.append(_fmt(_acc(rows, mem, "attention-tokens-fair", "none")))
+        out.append("| " + " | ".join(cells) + " |")
     return out + [""] + _verdicts(summary)
 
 
@@ -143,8 +162,8 @@ def main() -> None:
     lines = left(summary) if summary["experiment"] == "fig3-left" else right(summary)
     variant = f", memory HMM {summary['memory_hmm']}" if summary.get("memory_hmm") else ""
     print(f"{summary['experiment']} at scale {summary['scale']}{variant}, models {summary.get('models', 'both')}, "
-          f"{summary['trials']} trials, "
-          f"{summary['seconds']:.0f} s; jobs {summary['jobs']}")
+          f"{summary['trials']} trials, seed {summary['seed']}, plan sha256 {summary['plan']['sha256'][:16]}, "
+          f"{summary['seconds']:.0f} s; jobs {summary['jobs']}; splits {summary.get('splits')}")
     print("\n".join(lines))
 
 
