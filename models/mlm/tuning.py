@@ -28,7 +28,9 @@ The heads see their ``G`` inputs standardised: the linear head by
 a batch norm without affine (its running statistics make it a fixed affine map at evaluation,
 and it follows prompted outputs as they drift), the attention head by training-split
 statistics; an affine change of variables leaves the function class unchanged. Training is
-AdamW, lr 0.01, linear warmup and decay, 5 epochs, last checkpoint (Appendix D).
+AdamW, lr 0.01, linear warmup and decay, 5 epochs, last checkpoint (Appendix D): the paper's
+protocol. The fair baselines beside it (a linear head fitted to convergence, an equal
+validation-selected search for the others) are :mod:`.fair`.
 """
 
 from __future__ import annotations
