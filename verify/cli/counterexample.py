@@ -71,6 +71,11 @@ def run(args) -> int:
         raise InputError(f"--search-steps {args.search_steps}: expected a value in 1..{MAX_STEPS}")
     if args.search and args.id != "3.6":
         raise InputError(f"--search: the numerical search is for Theorem 3.6 (prompt + head), not {args.id}")
+    if args.certificate and args.id in ("4.3", "4.6", "C.6"):
+        raise InputError(f"--certificate: Theorem {args.id}'s counterexamples are disagreements of the construction "
+                         "(attention heads have no statement-level certificate, and certcheck accepts a memory "
+                         "certificate only for an H* that meets the non-degeneracy assumption, which fails here); "
+                         f"replay one with verify theorem {args.id} --hmm OUT --witness OUT")
     if args.memory is not None or args.cells is not None:
         raise InputError("--memory/--cells: the search draws memory sizes itself (bounded by --hidden for the "
                          "syntax states); give --hmm FILE to examine a given instance")
@@ -97,7 +102,7 @@ def run(args) -> int:
     if args.out and model is not None:
         _save(model, args, result, witness, H_star)
     if args.certificate:
-        _certificate(model, args, result)
+        _certificate(model, args, result, witness, H_star)
     if args.json:
         emit_json(result)
     else:
@@ -119,18 +124,43 @@ def _save(model, args, result: dict, witness, H_star) -> None:
     result["saved"] = args.out
 
 
-def _certificate(model, args, result: dict) -> None:
-    """Write the statement-level certificate through the certificate module's writer."""
-    if result["kind"] != "statement":
-        raise InputError(f"--certificate: no statement-level certificate was found for Theorem {args.id} "
-                         f"({result['reading']})")
+def _certificate(model, args, result: dict, witness, H_star) -> None:
+    """Write the certificate through the certificate module's writers: the statement-level
+    evidence, or, for a construction-level counterexample, the refuted witness (the verdict of
+    ``verify theorem ID --hmm OUT --witness OUT --exhaustive`` on the instance)."""
     from ..evidence import certificate as writer
 
-    if not hasattr(writer, "write_evidence_certificate"):
-        raise InputError("--certificate: this version's certificate module has no writer for counterexample "
-                         "evidence yet (write_evidence_certificate)")
-    writer.write_evidence_certificate(model, args.id, result["counterexample"], args.certificate)
+    if result["kind"] == "statement":
+        writer.write_evidence_certificate(model, args.id, result["counterexample"], args.certificate)
+    elif result["kind"] == "construction":
+        _refuted_witness_certificate(model, args, result, witness, H_star)
+    else:
+        raise InputError(f"--certificate: no counterexample was found for Theorem {args.id}, so there is nothing "
+                         f"to certify ({result['reading']})")
     result["certificate"] = args.certificate
+
+
+def _refuted_witness_certificate(model, args, result: dict, witness, H_star) -> None:
+    import tempfile
+
+    from ...models.hmm.files import save_instance
+    from ..api import run_theorem
+    from ..evidence.certificate import write_certificate
+    from ..theorems.requests import TheoremRequest
+
+    wd = witness.as_dict()
+    if H_star is not None:
+        wd["H_star"] = list(H_star)
+    seq = result["counterexample"]["disagreement"]["sequence"]
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "instance.json")
+        save_instance(model, path, witness=wd)
+        report = run_theorem(TheoremRequest(id=args.id, hmm=path, witness=path, exhaustive=True, length=len(seq),
+                                            progress=False))
+        if report.data["verdict"] != "refuted":              # pragma: no cover - the same exact check
+            raise InputError(f"--certificate: verify theorem {args.id} does not refute the saved witness "
+                             f"({report.data['verdict']})")
+        write_certificate(report, args.certificate)
 
 
 def render(result: dict) -> None:

@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,3 +151,19 @@ def test_memory_counterexample_is_a_construction_disagreement_on_two_labels(caps
 def test_nothing_found_names_the_bound_and_is_not_a_proof(capsys):
     code, res, _ = run_json(capsys, ["counterexample", "4.3", "--drop", "3.2", "--examples", "5"])
     assert code == 0 and not res["found"] and "not a proof" in res["reading"] and "5 random instances" in res["reading"]
+
+
+def test_a_construction_level_counterexample_is_certified_as_a_refuted_witness(capsys, tmp_path):
+    """On a given instance where only the construction fails (3.3 without 3.2: the task is linearly
+    separable on G_1 there, so no statement certificate exists), --certificate writes the refuted
+    witness's certificate, which certcheck accepts; for attention heads it is refused up front."""
+    example = Path(__file__).resolve().parents[3] / "examples" / "counterexamples" / "3.3-drop-3.2.json"
+    cert = tmp_path / "c.json"
+    code, res, _ = run_json(capsys, ["counterexample", "3.3", "--hmm", str(example), "--certificate", str(cert)])
+    assert code == 1 and res["kind"] == "construction" and res["dropped"] == "3.2"
+    assert "statement itself is not refuted" in res["reading"]
+    proc = subprocess.run([sys.executable, "-m", "headprompt.certcheck", str(cert)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and "refuted" in proc.stdout
+    assert main(["counterexample", "4.6", "--certificate", str(tmp_path / "m.json")]) == 2
+    assert "attention heads have no statement-level certificate" in capsys.readouterr().err
