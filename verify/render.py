@@ -123,15 +123,18 @@ def print_labels(out, result: dict[str, Any]) -> None:
 class Progress:
     """Progress of a long run on stderr, readable on a terminal and in a log.
 
-    On a terminal it is a tqdm bar. Off a terminal (``2> log``, CI) it prints plain lines
-    ``label: done/total (pct) elapsed 12 s, ETA 34 s``: one per update when ``each`` is true
-    (one line per finished job of a sweep), otherwise at most one every ``interval`` seconds and
-    a last one at the end. ``quiet`` prints nothing. Same interface as a tqdm bar for its
-    callers: ``update(n)``, ``close()``, and a context manager.
+    On a terminal it is a tqdm bar, redrawn every ``refresh`` seconds even between updates (so
+    its elapsed time and time-left estimate move while a long batch runs). Off a terminal
+    (``2> log``, CI) it prints plain lines ``label: done/total (pct) elapsed 12 s, ETA 34 s``: one
+    per update when ``each`` is true (one line per finished job of a sweep), otherwise at most
+    one every ``interval`` seconds, also when no update came (a heartbeat, so a log never looks
+    frozen), and a last one at the end. ``quiet`` prints nothing. Same interface as a tqdm bar
+    for its callers: ``update(n)``, ``close()``, and a context manager.
     """
 
     def __init__(self, total: int, label: str, *, unit: str = "item", quiet: bool = False,
-                 each: bool = False, interval: float = 10.0, initial: int = 0, stream=None) -> None:
+                 each: bool = False, interval: float = 10.0, initial: int = 0, stream=None,
+                 refresh: float = 1.0) -> None:
         import sys
         import time
 
@@ -148,6 +151,34 @@ class Progress:
 
             self.bar = tqdm(total=self.total, initial=self.done, desc=label, file=self.stream, leave=False,
                             unit=unit)
+        self._beat = None
+        if not quiet and not each:
+            self._start_heartbeat(refresh if self.bar is not None else interval)
+
+    def _start_heartbeat(self, every: float) -> None:
+        """A daemon thread that redraws the bar (terminal) or prints a line when none was printed
+        for ``every`` seconds (log), until :meth:`close`."""
+        import threading
+        import weakref
+
+        stop = threading.Event()
+        ref = weakref.ref(self)              # a bar dropped without close() (an error) stops its thread
+
+        def beat() -> None:
+            while not stop.wait(every):
+                bar = ref()
+                if bar is None or bar.closed:
+                    return
+                if bar.bar is not None:
+                    bar.bar.refresh()
+                elif bar._clock() - bar._last >= every and bar.done < bar.total:
+                    bar._last = bar._clock()
+                    bar._line(None)
+                del bar
+
+        thread = threading.Thread(target=beat, name="progress-heartbeat", daemon=True)
+        self._beat = stop
+        thread.start()
 
     def update(self, n: int = 1, note: str | None = None) -> None:
         self.done += n
@@ -178,6 +209,8 @@ class Progress:
         if self.closed:
             return
         self.closed = True
+        if self._beat is not None:
+            self._beat.set()
         if self.bar is not None:
             self.bar.close()
 

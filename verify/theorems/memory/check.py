@@ -74,9 +74,12 @@ def check_sequences(mhmm: MemoryHMM, witness: AttentionWitness, H_star: Sequence
         decisions = class_decisions(mhmm, witness, H_star, seqs, evaluate_outside_R)
     else:
         fn = Functionals(mhmm, witness, H_star)
-        decisions = (exact_decisions(mhmm, witness, fn, seqs, evaluate_outside_R, margins) if mode == "exact"
-                     else fast_decisions(mhmm, witness, fn, seqs, evaluate_outside_R, mode == "certified",
-                                         margins))
+        if mode == "exact":
+            decisions = exact_decisions(mhmm, witness, fn, seqs, evaluate_outside_R, margins)
+        else:                            # the kernel reports progress per batch itself
+            decisions = fast_decisions(mhmm, witness, fn, seqs, evaluate_outside_R, mode == "certified",
+                                       margins, progress=progress)
+            progress = None
     result = MemoryCheckResult()
     prompt = witness.u is not None
     for d in decisions:

@@ -82,7 +82,7 @@ class _FloatHead:
 
 
 def fast_decisions(mhmm, witness, fn: Functionals, seqs, evaluate_outside_R, certified: bool,
-                   margins: bool = False):
+                   margins: bool = False, progress=None):
     """Decisions from the float kernel, grouped by length; certified ones are proven by the a
     priori bound (:mod:`models.inference_bounds`) or redone exactly.
 
@@ -191,6 +191,8 @@ def fast_decisions(mhmm, witness, fn: Functionals, seqs, evaluate_outside_R, cer
                 if margins and certified:
                     d.float_margins = (float(task_v[r_]), float(task_e[r_]), float(head_v[r_]), float(head_e[r_]))
             out[k] = d
+        if progress is not None:
+            progress(len(where))
     redo = [k for k, d in enumerate(out) if d is None]
     if redo:
         from ..common import check_fallback

@@ -189,10 +189,12 @@ def check_sequences(hmm: HMM, theorem: str, b, u, sequences, *, mode: str = "exa
         columns = multiclass_columns(ih, mrows, seq_list, _PATHS.index("exact"))
         order = np.arange(len(seq_list))
     elif mode == "exact":
-        columns = _exact_columns(ih, rows, seq_list, "exact")
+        columns = _exact_columns(ih, rows, seq_list, "exact", progress=progress)
         order = np.arange(len(seq_list))
+        progress = None
     else:
-        columns, order = _fast_columns(hmm, ih, rows, sequences, seq_list, mode)
+        columns, order = _fast_columns(hmm, ih, rows, sequences, seq_list, mode, progress=progress)
+        progress = None
     if progress is not None:
         progress(len(seq_list))
     possible, expected, got, tie, zero_norm, identity, how = columns
@@ -233,22 +235,30 @@ def _empty_columns(n: int, how: str) -> list[np.ndarray]:
             np.full(n, _PATHS.index(how), dtype=np.int8)]
 
 
-def _exact_columns(ih, rows: _Rows, seq_list, how: str) -> list[np.ndarray]:
-    """Exact decisions (integer backward messages shared along suffixes), in input order."""
+def _exact_columns(ih, rows: _Rows, seq_list, how: str, progress=None) -> list[np.ndarray]:
+    """Exact decisions (integer backward messages shared along suffixes), in input order;
+    ``progress(n)`` after every 256 distinct sequences."""
     cols = _empty_columns(len(seq_list), how)
     where: dict[tuple, list[int]] = {}
     for k, s in enumerate(seq_list):
         where.setdefault(tuple(s), []).append(k)
+    done = told = 0
     for seq, beta in ie.shared_backward_messages(ih, list(where)):
         v = rows.matrix * beta
         d = rows.decide(seq, *(int(v[r, 0]) for r in range(4)))
         for k in where[seq]:
             cols[0][k], cols[1][k], cols[2][k] = d.possible, d.expected, d.got
             cols[3][k], cols[4][k], cols[5][k] = d.tie, d.zero_norm, d.identity
+        done += len(where[seq])
+        if progress is not None and done - told >= 256:
+            progress(done - told)
+            told = done
+    if progress is not None and done > told:
+        progress(done - told)
     return cols
 
 
-def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str):
+def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str, progress=None):
     """Float-kernel decisions per length group; in certified mode each is proven by the a priori
     bound or redone exactly. Returns the column arrays and each row's input index."""
     chain = ib.bound_chain(hmm)
@@ -279,6 +289,8 @@ def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str):
                     c[redo] = e
         parts.append(cols)
         orders.append(where)
+        if progress is not None:
+            progress(n)
     if not parts:
         return _empty_columns(0, "exact"), np.zeros(0, dtype=np.int64)
     return [np.concatenate([p[c] for p in parts]) for c in range(7)], np.concatenate(orders)
