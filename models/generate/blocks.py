@@ -137,12 +137,16 @@ def _balanced_threshold(values: np.ndarray) -> float:
     half and half (never a value itself: no sequence of the screen sits on the threshold)."""
     if values.size == 0:
         return 0.0
-    u, counts = np.unique(values, return_counts=True)
-    if u.size == 1:
-        return float(u[0]) - 1.0
-    below = np.cumsum(counts)[:-1] / values.size             # share strictly below each midpoint
-    i = int(np.argmin(np.abs(below - 0.5)))
-    return float((u[i] + u[i + 1]) / 2)
+    v = np.sort(values)
+    # values within float noise of each other are one value (the same atom computed twice):
+    # a threshold between them would be an exact near-tie of the task, not a real split
+    gap = np.diff(v) > 1e-6 * np.maximum(np.abs(v[1:]), 1.0)
+    if not gap.any():
+        return float(v[0]) - 1.0
+    cut = np.flatnonzero(gap)                                 # split after v[cut]
+    below = (cut + 1) / v.size                                # share strictly below each midpoint
+    i = int(cut[np.argmin(np.abs(below - 0.5))])
+    return float((v[i] + v[i + 1]) / 2)
 
 
 def _task(model: LargeHMM, H_star: list[int], *, rng, screen: int, length: int):
