@@ -202,7 +202,7 @@ def _row_taker(table):
 def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.ndarray,
                     idx: np.ndarray, *, forward: bool = True, backward: bool = True,
                     store: bool = True, track: bool = False, every: int | None = None,
-                    store_alpha: bool = False) -> dict:
+                    store_alpha: bool = False, on_beta=None) -> dict:
     """The one float message-passing kernel: forward and backward messages of a batch.
 
     Embeddings are rows of ``table`` (``[K, H]``): position ``j`` of sequence ``r`` uses
@@ -221,7 +221,9 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
     of ``pre_j``, under the key ``alphas``), ``alpha`` (``alpha_{t-1}``, ``[n, H]``), ``beta0``
     (``A^T (v_0 ⊙ beta_0) ∝ Pr(x | H_0)``, ``[n, H]``), and with ``track`` ``minpos``
     (``[n]``): the smallest positive entry of a rescaled message (``inf`` if none), the
-    underflow guard of :mod:`models.inference_bounds`, and ``shift_alpha``, ``shift_beta0``
+    underflow guard of :mod:`models.inference_bounds`; ``on_beta(j, beta_j)``, when given, is
+    called with each backward message as it is computed (a contraction that needs no stored
+    ``beta``); and ``shift_alpha``, ``shift_beta0``
     (``[n]`` int): the total exponents applied, so ``alpha = 2^shift_alpha * (alpha computed
     without rescaling)`` and likewise ``beta0``.
     """
@@ -286,6 +288,8 @@ def scaled_messages(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.nd
             for step, j in enumerate(range(t - 1, -1, -1)):
                 if store:
                     beta[j] = b
+                if on_beta is not None:
+                    on_beta(j, b)
                 take(idx[j], emb)
                 np.multiply(emb, b, out=y)                  # v_j ⊙ beta_j
                 b = np.empty((n, H), order=order) if store else b
@@ -354,9 +358,14 @@ def posterior_marginals(hmm: HMM, tokens) -> np.ndarray:
     """Smoothed marginals ``P[H_i | X_{1:T} = x]`` for ``i = 1..T`` (forward-backward, the
     quantity of hmmlearn's ``predict_proba`` and dynamax's ``smoothed_probs``): ``[n, T, H]``
     (a view of a time-major array)."""
-    m = _token_messages(hmm, tokens, store_alpha=True)
+    tokens = check_token_array(tokens, hmm.num_tokens)
+    m = _token_messages(hmm, tokens, backward=False, store_alpha=True)
     post = m["alphas"]
-    post *= m["beta"]                                              # alpha_i ⊙ beta_i, [T, n, H]
+
+    def times_beta(j, beta_j):                                     # alpha_j ⊙ beta_j, in place: no [T, n, H] beta
+        post[j] *= beta_j
+
+    _token_messages(hmm, tokens, forward=False, store=False, on_beta=times_beta)
     s = (post @ np.ones(post.shape[2]))[:, :, None]
     np.maximum(s, np.finfo(float).tiny, out=s)                     # zero rows stay zero
     post /= s

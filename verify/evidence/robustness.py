@@ -96,30 +96,38 @@ def sequence_probability(hmm: HMM, sequences: Sequence[Sequence[int]]) -> dict:
     return {seq: Fraction(v[0], den[0] * scale) for seq, v, scale in values}
 
 
-def _candidates(hmm: HMM, theorem: str, b, u, sequences) -> tuple[int, list]:
+def _candidates(hmm: HMM, theorem: str, b, u, sequences, messages=None) -> tuple[int, list]:
     """``(counted, candidates, unsure)``: how many sequences provably have ``Pr(x) > 0``, the
     sequences that
     can attain ``min |b . g|``, ``min |mu . p|`` or the smallest nonzero ``|b . g|``, found with
     the float kernel and the a priori bound of :mod:`models.inference_bounds` (every other
     sequence provably lies above them), so only these need exact values. Sequences the bound
-    cannot place (underflow guard, an unusable instance) are candidates, and ``unsure``."""
+    cannot place (underflow guard, an unusable instance) are candidates, and ``unsure``.
+
+    ``messages``: the certified check's contractions of the same sequences' backward messages
+    with the same rows (``CheckResult.messages``), reused instead of recomputed; its guard
+    ``floor`` was set for all five rows, so it is at least the one these four rows need."""
     from ...models.inference import bounds as ib
     from ...models.inference import floats as iff
     from ..theorems.vanilla.check import _Rows, _by_length
 
-    rows = _Rows(hmm, theorem, b, u, None)                  # [W^T b ⊙ pre, mu ⊙ pi0, pre, pi0, .]
-    chain = ib.bound_chain(hmm)
     seqs = [tuple(int(z) for z in s) for s in sequences]
+    if messages is None:
+        rows = _Rows(hmm, theorem, b, u, None)              # [W^T b ⊙ pre, mu ⊙ pi0, pre, pi0, .]
+        chain = ib.bound_chain(hmm)
+        messages = []
+        for where, tokens in _by_length(seqs):
+            m = iff.scaled_messages(chain.A, chain.AT, chain.pi0, chain.W, np.ascontiguousarray(tokens.T),
+                                    forward=False, store=False, track=True, every=chain.every)
+            messages.append((where, tokens.shape[1], m["beta0"] @ rows.pos, m["beta0"] @ rows.neg, m["minpos"],
+                             rows.floor, rows.usable))
     counted, keep, unsure = 0, [], set()
     parts = []
-    for where, tokens in _by_length(seqs):
-        t, H = tokens.shape[1], hmm.num_states
-        m = iff.scaled_messages(chain.A, chain.AT, chain.pi0, chain.W, np.ascontiguousarray(tokens.T),
-                                forward=False, store=False, track=True, every=chain.every)
-        P, N = m["beta0"] @ rows.pos, m["beta0"] @ rows.neg
+    H = hmm.num_states
+    for where, t, P, N, minpos, floor, usable in messages:
         k = ib.backward_count(t, H) + 1 + H
         sign, decided, bound = ib.certified_signs(P, N, k)
-        ok = decided[:, [2, 3]].all(axis=1) & (m["minpos"] >= rows.floor) & rows.usable
+        ok = decided[:, [2, 3]].all(axis=1) & (minpos >= floor) & usable
         g = ib.gamma(k)
         slack = (1 + g) / (1 - g) * (1 + 8 * ib.UNIT_ROUNDOFF)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -158,18 +166,20 @@ def _l1(v) -> Fraction:
 
 
 def robustness_block(hmm: HMM, theorem: str, b: Sequence, u: Sequence | None,
-                     sequences: Sequence[Sequence[int]], *, rationalization: Any = None) -> dict:
+                     sequences: Sequence[Sequence[int]], *, rationalization: Any = None,
+                     messages: list | None = None) -> dict:
     """The ``"robustness"`` field of a vanilla theorem report (module docstring).
 
     ``min_margin`` is ``min |b . g(x)|`` over the counted sequences (``Pr(x) > 0``), ``radius``
     is ``min_margin / ||b||_1`` in the sup norm, both computed exactly and rounded down;
     ``task_radius`` is ``min |mu . p(x)| / ||mu||_1``. With a rationalization, ``transfer``
     counts the sequences on which both the head's verdict and ``F*`` provably carry over to
-    the learned model.
+    the learned model. ``messages``: the certified check's per-length contractions of the same
+    ``sequences`` (``CheckResult.messages``), reused instead of a second backward pass.
     """
     counted = None
     if rationalization is None and len(sequences) > 64:
-        counted, sequences, unsure = _candidates(hmm, theorem, b, u, sequences)
+        counted, sequences, unsure = _candidates(hmm, theorem, b, u, sequences, messages or None)
     margins = sequence_margins(hmm, theorem, b, u, sequences)
     if counted is not None:
         counted += sum(1 for m in margins if m.sequence in unsure)

@@ -75,6 +75,7 @@ class CheckResult:
     expected_labels: list = field(default_factory=list)  # F*(x) of each sequence with Pr(x) > 0
     first_disagreement: Decision | None = None
     decisions: list = field(default_factory=list)
+    messages: list = field(default_factory=list)         # certified kernel's per-length results, reused
 
 
 def identity_check(hmm: HMM, theorem: str, b: Sequence, u: Sequence | None) -> dict:
@@ -193,7 +194,8 @@ def check_sequences(hmm: HMM, theorem: str, b, u, sequences, *, mode: str = "exa
         order = np.arange(len(seq_list))
         progress = None
     else:
-        columns, order = _fast_columns(hmm, ih, rows, sequences, seq_list, mode, progress=progress)
+        columns, order = _fast_columns(hmm, ih, rows, sequences, seq_list, mode, progress=progress,
+                                       keep_messages=result.messages)
         progress = None
     if progress is not None:
         progress(len(seq_list))
@@ -258,9 +260,12 @@ def _exact_columns(ih, rows: _Rows, seq_list, how: str, progress=None) -> list[n
     return cols
 
 
-def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str, progress=None):
+def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str, progress=None,
+                  keep_messages: list | None = None):
     """Float-kernel decisions per length group; in certified mode each is proven by the a priori
-    bound or redone exactly. Returns the column arrays and each row's input index."""
+    bound or redone exactly. Returns the column arrays and each row's input index; in certified
+    mode ``keep_messages`` receives per length group ``(where, t, P, N, minpos, floor, usable)``
+    (the contractions of the backward messages with the rows; the robustness block reuses them)."""
     chain = ib.bound_chain(hmm)
     certified = mode == "certified"
     parts, orders = [], []
@@ -270,6 +275,8 @@ def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str, progress
                                 forward=False, store=False, track=certified, every=chain.every)
         beta0 = m["beta0"]                                   # [n, H], ∝ Pr(x | H_0 = h)
         P, N = beta0 @ rows.pos, beta0 @ rows.neg            # [n, 5] each, nonnegative
+        if certified and keep_messages is not None:
+            keep_messages.append((where, t, P, N, m["minpos"], rows.floor, rows.usable))
         if not certified:
             v = P - N
             cols = [v[:, 3] > 0, labels(v[:, 1]), labels(v[:, 0]), v[:, 1] == 0, v[:, 2] == 0,

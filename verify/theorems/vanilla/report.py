@@ -285,7 +285,8 @@ def theorem(args) -> dict:
             if args.witness and tid == "3.6" and not is_multiclass(hmm.mu):     # binary certificates
                 report["prompt_evidence"] = _given_prompt_evidence(hmm, u)
         elif mode != "float" and not is_multiclass(hmm.mu):         # margins are binary
-            report["robustness"] = robustness_block(hmm, tid, witness.b, u, sequences, rationalization=conversion)
+            report["robustness"] = robustness_block(hmm, tid, witness.b, u, sequences, rationalization=conversion,
+                                                    messages=res.messages)
     failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
                             construction_error=construction_error)
     if report["verdict"] == "assumptions-fail":
