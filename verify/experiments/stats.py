@@ -1,34 +1,36 @@
 """Figure 3's statistics: accuracy rows with intervals, the quality gate per setting, pooled
-verdicts on paired differences, and the controls.
+verdicts on paired differences, the family adjustment, and the controls.
 
 Intervals (95%), description only:
-- an accuracy row (mean test accuracy over trials): Student-t on the logit scale, mapped back,
-  so it stays inside (0, 1) without clipping (accuracies are first moved into
-  ``[1/(2n), 1 - 1/(2n)]``, ``n`` the test-split size); a single trial gives the point.
+- an accuracy row (mean test accuracy over trials): a Student-t interval for the MEAN on the
+  logit scale (delta method: ``logit(m) +- t_{0.975, n-1} s / (sqrt(n) m (1 - m))``, mapped
+  back), so it lies inside (0, 1) without clipping and the mean is strictly inside it; a
+  single trial gives the point; with 2 trials (1 df) the interval is nearly ``(0, 1)`` and the
+  row says so (``ci95_note``).
 - a paired difference per setting (e.g. prompt - head on the same trial's task): Student-t over
   trials on the raw differences; one trial gives no interval (``null``).
 
 The decision (stated before any run, SPEC "Experiments"): each claim "a beats b" is decided by
-ONE pooled test over all (setting, trial) pairs of the claim whose MLM passed the quality gate
-(:func:`pooled_test`):
+ONE pooled test of the mean paired difference over all (setting, trial) pairs of the claim,
+settings as strata (:func:`pooled_test`; the rule itself is :mod:`.rule`): the estimate is the
+trial-weighted mean ``sum_s n_s mean_s / n``; the two-sided p-value is the largest of three
+(an exact sign-flip test of the stratified studentized mean, Hall's skewness-corrected t with
+the skewness widened by one standard error, and the t with a skewness allowance of 2), so the
+rule keeps its level (5%, two-sided: "supported" or "contradicted" under a zero mean at most
+5% of the time) on skewed, tied, heavy-tailed, heteroscedastic and unbalanced differences
+(``benchmarks/calibration.py``; the table is in ``benchmarks/results/calibration/``). The 95%
+interval inverts the same test, so it excludes 0 exactly when ``p < 0.05`` and contains the
+estimate. ``supported``: ``p < alpha`` with a positive estimate; ``contradicted``: with a
+negative one; otherwise ``inconclusive`` with the reason. A run's claims and controls form one
+family: :func:`adjust_family` applies Holm's step-down adjustment (:func:`holm`) and decides
+each verdict from its adjusted p-value (:func:`verdict_after`).
 
-- the fixed-effect model ``d[s, t] = delta_s + e[s, t]`` (setting as a fixed effect); the
-  estimate is the trial-weighted mean ``delta = sum_s n_s mean_s / n`` of the paired
-  differences, its standard error ``sqrt(s2 / n)`` with ``s2`` the pooled within-setting
-  variance (``df = n - #settings``), and the 95% interval and two-sided p-value are Student-t;
-- the distribution-free check: a Wilcoxon signed-rank test (two-sided, zeros dropped) on the
-  same differences, each centred by nothing (under the null every difference is symmetric
-  about 0);
-- the verdict: ``supported`` when the interval lies above 0 and the Wilcoxon p-value is below
-  0.05, ``contradicted`` when the interval lies below 0 and the Wilcoxon p-value is below 0.05,
-  otherwise ``inconclusive``, with the reason: ``underpowered: needs about N trials`` per
-  setting (``N`` the trials at which the smallest detectable effect equals the estimate),
-  ``the t-test and the signed-rank test disagree``, or ``no difference`` (every difference 0);
-- the smallest detectable effect (80% power, two-sided 5%): ``(t_{0.975, df} + t_{0.80, df}) *
-  SE``.
-
-A null effect is thus ``supported`` with probability at most 2.5% (the one-sided error of the
-t-interval); ``tests/verify/experiments/test_stats.py`` checks it on synthetic tables.
+Reported with each test: the smallest detectable effect (the effect at which THIS rule says
+"supported" with 80% probability, simulated at the run's design: the same settings and trials,
+normal noise with each setting's observed spread), the minimum reachable p (the sign-flip
+test's ``2^(1 - m)`` with ``m`` nonzero differences; with ``m <= 5`` no p below 0.05 exists and
+the reason says so), and, when inconclusive, the trials per setting that give 80% power against
+the stated effect ``EFFECT`` (a fixed size of interest, never the observed estimate).
 """
 
 from __future__ import annotations
@@ -37,12 +39,15 @@ import math
 
 import numpy as np
 
-__all__ = ["accuracy_interval", "paired_interval", "pooled_test", "summarize", "quality_by_setting", "compare",
-           "predictions", "controls", "majority_by_setting", "verdict_text", "ALPHA", "POWER"]
+from .pooled import ALPHA, EFFECT, METHOD, POWER, adjust_family, detectable_effect, pooled_test, trials_needed, \
+    verdict_after
+from .rule import holm
+
+__all__ = ["accuracy_interval", "interval_note", "paired_interval", "pooled_test", "summarize", "quality_by_setting",
+           "compare", "predictions", "controls", "majority_by_setting", "verdict_text", "holm", "verdict_after",
+           "adjust_family", "detectable_effect", "trials_needed", "ALPHA", "POWER", "EFFECT", "METHOD"]
 
 NUM_TOKENS = 10
-ALPHA = 0.05      # two-sided level of every pooled test (the interval is 95%)
-POWER = 0.80      # the power at which the smallest detectable effect is reported
 
 
 def _t(n: int) -> float:
@@ -52,19 +57,27 @@ def _t(n: int) -> float:
 
 
 def accuracy_interval(values, n_test: int) -> tuple[float, float]:
-    """95% interval of the mean accuracy over trials (t on the logit scale); inside (0, 1)."""
+    """95% interval of the mean accuracy over trials (module docstring): inside (0, 1), the mean
+    strictly inside unless every trial has the same accuracy (then the point)."""
     v = np.asarray(values, dtype=float)
     m = float(v.mean())
-    if len(v) < 2:
+    if len(v) < 2 or float(v.std()) == 0.0:
         return m, m
     eps = 1.0 / (2 * max(n_test, 1))
-    z = np.log(np.clip(v, eps, 1 - eps) / (1 - np.clip(v, eps, 1 - eps)))
-    if float(z.std()) == 0.0:
-        return m, m
-    half = _t(len(z)) * float(z.std(ddof=1)) / math.sqrt(len(z))
-    lo, hi = z.mean() - half, z.mean() + half
-    lo, hi = float(1 / (1 + math.exp(-lo))), float(1 / (1 + math.exp(-hi)))
-    return min(lo, m), max(hi, m)
+    mc = min(max(m, eps), 1 - eps)
+    centre = math.log(mc / (1 - mc))
+    half = _t(len(v)) * float(v.std(ddof=1)) / math.sqrt(len(v)) / (mc * (1 - mc))
+    lo, hi = 1 / (1 + math.exp(-(centre - half))), 1 / (1 + math.exp(-(centre + half)))
+    return float(lo), float(hi)
+
+
+def interval_note(trials: int) -> str | None:
+    """Why a row's interval says little: one trial (no interval) or two (1 degree of freedom)."""
+    if trials == 1:
+        return "1 trial: no interval"
+    if trials == 2:
+        return "2 trials: the t interval has 1 degree of freedom and is nearly uninformative"
+    return None
 
 
 def paired_interval(diffs) -> tuple[float, float] | None:
@@ -74,75 +87,6 @@ def paired_interval(diffs) -> tuple[float, float] | None:
         return None
     half = _t(len(d)) * float(d.std(ddof=1)) / math.sqrt(len(d))
     return float(d.mean() - half), float(d.mean() + half)
-
-
-def _tq(q: float, df: int) -> float:
-    from scipy import stats
-
-    return float(stats.t.ppf(q, df))
-
-
-def pooled_test(groups: dict) -> dict:
-    """The pooled verdict on paired differences ``groups`` ``{setting: [d_t, ...]}`` (module
-    docstring): ``{"verdict", "reason", "estimate", "ci95", "p_value", "se", "df", "pairs",
-    "settings", "mde", "wilcoxon_p", "trials_needed"}``. ``ci95``, ``p_value``, ``se`` and
-    ``mde`` are ``None`` when ``df = n - #settings`` is 0 (one trial per setting: no test).
-
-    Raises:
-        ValueError: a setting with no differences, or a difference that is not finite.
-    """
-    from scipy import stats
-
-    sets = {k: np.asarray(v, dtype=float) for k, v in groups.items()}
-    if any(len(v) == 0 for v in sets.values()):
-        raise ValueError("pooled_test: a setting with no paired differences")
-    if any(not np.all(np.isfinite(v)) for v in sets.values()):
-        raise ValueError("pooled_test: a paired difference that is not finite")
-    n, k = sum(len(v) for v in sets.values()), len(sets)
-    out = {"test": "paired t with setting as a fixed effect + Wilcoxon signed-rank", "pairs": n,
-           "settings": k, "df": max(n - k, 0), "estimate": None, "ci95": None, "p_value": None, "se": None,
-           "mde": None, "wilcoxon_p": None, "trials_needed": None}
-    if n == 0:
-        return {**out, "verdict": "inconclusive", "reason": "no (setting, trial) pairs count toward the claim"}
-    d = np.concatenate(list(sets.values()))
-    est = float(d.mean())                                    # = sum_s n_s mean_s / n
-    out["estimate"] = est
-    nonzero = d[d != 0]
-    if len(nonzero):
-        out["wilcoxon_p"] = float(stats.wilcoxon(nonzero, zero_method="wilcox").pvalue) if len(nonzero) > 1 else 1.0
-    df = n - k
-    if df == 0:
-        return {**out, "verdict": "inconclusive",
-                "reason": "underpowered: one trial per setting gives no test; needs at least 2 trials"}
-    ss = float(sum(((v - v.mean()) ** 2).sum() for v in sets.values()))
-    se = math.sqrt(ss / df / n)
-    out["se"] = se
-    if se == 0.0:
-        if est == 0.0:
-            return {**out, "ci95": [0.0, 0.0], "p_value": 1.0, "mde": 0.0, "verdict": "inconclusive",
-                    "reason": "no difference: every paired difference is 0"}
-        # every setting's differences constant: the interval is the point (the t-test is exact)
-        out.update(ci95=[est, est], p_value=0.0, mde=0.0)
-    else:
-        half = _tq(1 - ALPHA / 2, df) * se
-        out.update(ci95=[est - half, est + half], p_value=float(2 * stats.t.sf(abs(est) / se, df)),
-                   mde=(_tq(1 - ALPHA / 2, df) + _tq(POWER, df)) * se)
-    lo, hi = out["ci95"]
-    wil = out["wilcoxon_p"] is not None and out["wilcoxon_p"] < ALPHA
-    if lo > 0 and wil:
-        return {**out, "verdict": "supported", "reason": None}
-    if hi < 0 and wil:
-        return {**out, "verdict": "contradicted", "reason": None}
-    if lo > 0 or hi < 0:
-        return {**out, "verdict": "inconclusive",
-                "reason": f"the t-test and the signed-rank test disagree (Wilcoxon p = {out['wilcoxon_p']})"}
-    if est == 0.0 or out["mde"] == 0.0:
-        return {**out, "verdict": "inconclusive", "reason": "no difference detected"}
-    # trials per setting at which the smallest detectable effect would equal |estimate|
-    need = math.ceil((n / k) * (out["mde"] / abs(est)) ** 2)
-    out["trials_needed"] = max(need, math.ceil(n / k) + 1)
-    return {**out, "verdict": "inconclusive",
-            "reason": f"underpowered: needs about {out['trials_needed']} trials per setting"}
 
 
 def verdict_text(pooled: dict) -> str:
@@ -160,15 +104,18 @@ def _order(values: tuple) -> tuple:
 
 
 def summarize(records: list, keys: tuple, n_test: int) -> list:
-    """One row per (setting, method, model): mean test accuracy, 95% interval, trial count."""
+    """One row per (setting, method, model): mean test accuracy, 95% interval, trial count, and
+    ``ci95_note`` where the interval says little (1 or 2 trials)."""
     groups: dict = {}
     for r in records:
         groups.setdefault((_setting(r, keys), r["method"], r["model"]), []).append(r["accuracy"])
     rows = []
     for (values, method, model), accs in sorted(groups.items(), key=lambda kv: (_order(kv[0][0]), kv[0][1:])):
         lo, hi = accuracy_interval(accs, n_test)
-        rows.append({"setting": dict(zip(keys, values)), "method": method, "model": model,
-                     "accuracy": float(np.mean(accs)), "ci95": [lo, hi], "trials": len(accs)})
+        row = {"setting": dict(zip(keys, values)), "method": method, "model": model,
+               "accuracy": float(np.mean(accs)), "ci95": [lo, hi], "trials": len(accs)}
+        note = interval_note(len(accs))
+        rows.append({**row, "ci95_note": note} if note else row)
     return rows
 
 
@@ -252,11 +199,10 @@ def _fmt(cmp: dict, x_label: str) -> str:
         pooled = "no pairs count"
     else:
         ci = f"[{pt['ci95'][0]:+.3f}, {pt['ci95'][1]:+.3f}]" if pt["ci95"] else "[no interval]"
-        pv = f"{pt['p_value']:.2g}" if pt["p_value"] is not None else "n/a"
-        wp = f"{pt['wilcoxon_p']:.2g}" if pt["wilcoxon_p"] is not None else "n/a"
+        pv = f"{pt['p']:.2g}" if pt["p"] is not None else "n/a"
         mde = f"{pt['mde']:.3f}" if pt["mde"] is not None else "n/a"
         pooled = (f"{pt['estimate']:+.3f} {ci} over {pt['pairs']} pairs in {pt['settings']} settings, "
-                  f"p = {pv}, Wilcoxon p = {wp}, detectable effect (80% power) {mde}")
+                  f"p = {pv}, detectable effect (80% power) {mde}")
     return (f"pooled: {pooled}: {cmp['verdict']}. Described per {x_label} (mean, 95% t-interval over "
             f"trials): " + "; ".join(parts)
             + (f"; excluded by the quality gate: {cmp['excluded_by_gate']}" if cmp["excluded_by_gate"] else ""))

@@ -1,102 +1,237 @@
-"""The pooled verdict rule of Figure 3 (verify.experiments.stats.pooled_test) on synthetic
-paired-difference tables with known effects: a null effect is rarely supported, a clear effect
-is supported, a clear negative effect contradicted; the estimate, interval and detectable
-effect against independent formulas (least squares with setting dummies, the noncentral t's power)."""
+"""The pooled verdict rule of Figure 3 (verify.experiments.stats.pooled_test, verify.experiments.rule)
+on synthetic paired-difference tables with known means: its level on skewed, tied and
+heteroscedastic nulls (a small version of benchmarks/calibration.py that catches a 7% rate),
+Holm's adjustment against the textbook step-down procedure, the sign-flip p of zero-variance
+tables against brute-force enumeration, the minimum reachable p, intervals that contain their
+estimates, and the detectable effect against an independent simulation."""
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from headprompt.verify.experiments.stats import compare, pooled_test
+from headprompt.verify.experiments.rule import rule_pvalues
+from headprompt.verify.experiments.stats import (accuracy_interval, adjust_family, compare, holm, pooled_test,
+                                                 summarize, trials_needed, verdict_after)
+
+# --- level ----------------------------------------------------------------------------------------------
+
+REPS = 3000
+# With 3,000 null tables a design passes when at most 6.0% reject. A rule whose true rate is 5%
+# fails with probability P(Binomial(3000, 0.05) > 180) = 0.5%; one whose true rate is 7% passes
+# with probability P(Binomial(3000, 0.07) <= 180) = 1.6%: the test tells 5% from 7% with 98% power.
+CUTOFF = 180
 
 
-def test_null_effect_is_supported_at_most_about_5_percent_of_draws():
-    rng = np.random.default_rng(0)
-    draws = 400
-    supported = contradicted = 0
-    for i in range(draws):
-        if i % 2:
-            # two methods of equal skill on each trial's task: test accuracies on 500 sequences,
-            # a per-trial task difficulty and a per-setting level (discrete, with ties)
-            groups = {}
-            for s, level in enumerate((0.55, 0.7, 0.85, 0.97)):
-                p = np.clip(level + rng.normal(0, 0.05, 5), 0.01, 0.999)
-                groups[s] = (rng.binomial(500, p) - rng.binomial(500, p)) / 500
-        else:
-            # heavy-tailed symmetric noise with a different scale per setting
-            groups = {s: rng.laplace(0, 0.03 * (s + 1), 5) for s in range(4)}
-        v = pooled_test(groups)["verdict"]
-        supported += v == "supported"
-        contradicted += v == "contradicted"
-    # the rule's one-sided error is 2.5%; allow the binomial margin of 400 draws at 5%
-    bound = stats.binom.ppf(0.999, draws, 0.05)
-    assert supported <= bound and contradicted <= bound
+def _exp_right(rng, sizes):
+    return np.concatenate([(rng.exponential(1, (REPS, n)) - 1) * (1 + 3 * s / max(len(sizes) - 1, 1))
+                           for s, n in enumerate(sizes)], axis=1)
+
+
+def _zero_right(rng, sizes):
+    # 65% exact zeros, else Gamma(4.4) - 4.4: skewness 1.6, like the committed token-only controls
+    cols = [np.where(rng.random((REPS, n)) < 0.65, 0.0, rng.gamma(4.4, 1, (REPS, n)) - 4.4) * (1 + s)
+            for s, n in enumerate(sizes)]
+    return np.concatenate(cols, axis=1)
+
+
+def _binomial(rng, sizes):
+    cols = []
+    for s, n in enumerate(sizes):
+        p = np.clip(0.55 + 0.13 * s + rng.normal(0, 0.05, (REPS, n)), 0.01, 0.99)
+        cols.append((rng.binomial(500, p) - rng.binomial(500, p)) / 500)
+    return np.concatenate(cols, axis=1)
+
+
+@pytest.mark.parametrize("draw, sizes, t_fails", [
+    (_exp_right, [10], True),           # one setting, right-skewed: the t-test rejects about 9%
+    (_exp_right, [5, 5], True),         # the worst exponential design of the calibration table
+    (lambda rng, s: -_exp_right(rng, s), [10], True),     # skewed the other way
+    (_zero_right, [20, 20, 20, 20], False),               # mostly-zero, tied
+    (_binomial, [5, 5, 5, 5], False),                     # binomial accuracies on 500 items
+])
+def test_null_rejection_rate_is_at_most_the_level(draw, sizes, t_fails):
+    rng = np.random.default_rng(sum(sizes) * 7 + len(sizes))
+    d = draw(rng, sizes)
+    r = rule_pvalues(d, sizes)
+    rejected = int((r["p"] < 0.05).sum())
+    assert rejected <= CUTOFF, f"rule rejects {rejected / REPS:.1%} of null tables"
+    if t_fails:   # the plain stratified t-test, on the same tables, does not keep the level
+        p_t = 2 * stats.t.sf(np.abs(r["t"]), r["df"])
+        assert int((p_t < 0.05).sum()) > CUTOFF
 
 
 def test_clear_effects_are_supported_or_contradicted():
     rng = np.random.default_rng(1)
-    for _ in range(20):
+    for _ in range(3):
         groups = {s: 0.06 + 0.02 * s + rng.normal(0, 0.05, 5) for s in range(4)}   # setting-dependent effect
         assert pooled_test(groups)["verdict"] == "supported"
         neg = {s: -g for s, g in groups.items()}
         assert pooled_test(neg)["verdict"] == "contradicted"
 
 
-def test_small_effect_is_inconclusive_and_names_the_trials_needed():
-    rng = np.random.default_rng(2)
-    groups = {s: 0.01 + rng.normal(0, 0.08, 3) for s in range(4)}
-    res = pooled_test(groups)
-    if res["ci95"][0] > 0:          # pragma: no cover - a lucky draw; the seed is fixed
-        pytest.skip("draw happened to be significant")
-    assert res["verdict"] == "inconclusive" and res["reason"].startswith("underpowered")
-    assert res["trials_needed"] > 3
-    # with that many trials per setting, the detectable effect is about the estimate
-    n_new = res["trials_needed"] * 4
-    df = n_new - 4
-    mde_new = (stats.t.ppf(0.975, df) + stats.t.ppf(0.8, df)) * res["se"] * math.sqrt(res["pairs"] / n_new)
-    assert mde_new <= abs(res["estimate"]) * 1.05
+# --- Holm -----------------------------------------------------------------------------------------------
+
+def _holm_oracle(p: list) -> list:
+    """Holm's procedure run at every level where its decisions can change: the adjusted p of a
+    hypothesis is the smallest level at which the step-down procedure rejects it."""
+    m = len(p)
+    candidates = sorted({min(1.0, (m - j) * v) for j, v in enumerate(sorted(p))} | {1.0})
+    out = []
+    for i in range(m):
+        for level in candidates:
+            order = sorted(range(m), key=lambda j: p[j])
+            rejected = set()
+            for rank, j in enumerate(order):
+                if p[j] * (m - rank) <= level + 1e-15:
+                    rejected.add(j)
+                else:
+                    break
+            if i in rejected:
+                out.append(level)
+                break
+    return out
 
 
-def test_estimate_interval_and_mde_match_least_squares_with_setting_dummies():
-    rng = np.random.default_rng(3)
-    groups = {s: 0.3 * s + 0.05 + rng.normal(0, 0.1, 6) for s in range(3)}
-    res = pooled_test(groups)
-    y = np.concatenate(list(groups.values()))
-    # cell-means regression y = X beta + e (one dummy per setting), by least squares; the claim's
-    # effect is the balanced average of the setting coefficients, c = (1/3, 1/3, 1/3)
-    X = np.zeros((len(y), 3))
-    X[np.arange(len(y)), np.repeat(range(3), 6)] = 1
-    beta, rss, *_ = np.linalg.lstsq(X, y, rcond=None)
-    df = len(y) - 3
-    c = np.full(3, 1 / 3)
-    se = math.sqrt(float(rss[0]) / df * c @ np.linalg.inv(X.T @ X) @ c)
-    assert res["estimate"] == pytest.approx(float(c @ beta))
-    assert res["se"] == pytest.approx(se)
-    assert res["df"] == df == 15
-    half = stats.t.ppf(0.975, df) * se
-    assert res["ci95"] == pytest.approx([c @ beta - half, c @ beta + half])
-    assert res["p_value"] == pytest.approx(2 * stats.t.sf(abs(c @ beta) / se, df))
-    # 80% power at the detectable effect (noncentral t, two-sided 5%)
-    df, nc = res["df"], res["mde"] / res["se"]
-    crit = stats.t.ppf(0.975, df)
-    power = stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
-    assert power == pytest.approx(0.8, abs=0.02)
+def test_holm_matches_the_step_down_procedure():
+    rng = np.random.default_rng(5)
+    for m in (1, 2, 3, 6, 9):
+        for _ in range(20):
+            p = list(np.round(rng.uniform(0, 0.2, m) ** 2, 6))
+            assert holm(p) == pytest.approx(_holm_oracle(p))
+    # a hand-computed case: m = 4, sorted 0.01, 0.02, 0.03, 0.04 -> 0.04, 0.06, 0.06, 0.06
+    assert holm([0.03, 0.01, 0.04, 0.02]) == pytest.approx([0.06, 0.04, 0.06, 0.06])
+    # dict in, dict out; None is not a member of the family
+    assert holm({"a": 0.01, "b": None, "c": 0.04}) == pytest.approx({"a": 0.02, "b": None, "c": 0.04})
+
+
+def test_family_verdicts_come_from_adjusted_p_values():
+    rng = np.random.default_rng(6)
+    strong = pooled_test({s: 0.1 + rng.normal(0, 0.03, 5) for s in range(4)})
+    marginal = pooled_test({s: [0.01, 0.02, 0.015, 0.03, 0.0, 0.025, 0.01, 0.02][:8] for s in range(2)})
+    assert strong["verdict"] == "supported" and strong["p_adjusted"] == strong["p"]
+    fam = adjust_family([strong, marginal] + [pooled_test({0: [0.3, -0.2, 0.1, -0.25, 0.05, 0.0]})] * 4)
+    adj = holm([x["p"] for x in (strong, marginal)] + [fam[2]["p"]] * 4)
+    assert [f["p_adjusted"] for f in fam] == pytest.approx(adj)
+    for f in fam:
+        assert f["verdict"] == ("supported" if f["p_adjusted"] < 0.05 and f["estimate"] > 0 else
+                                "contradicted" if f["p_adjusted"] < 0.05 else "inconclusive")
+    if marginal["p"] < 0.05 <= fam[1]["p_adjusted"]:
+        assert fam[1]["reason"].startswith("not significant after Holm")
+    again = verdict_after(strong, 0.2)
+    assert again["verdict"] == "inconclusive" and again["p"] == strong["p"]
+
+
+# --- zero variance, minimum reachable p -----------------------------------------------------------------
+
+def test_zero_variance_uses_the_exact_sign_flip_p():
+    const = pooled_test({0: [0.1] * 3, 1: [0.05] * 4})       # 7 positive differences, constant per setting
+    assert const["zero_variance"] and const["p"] == pytest.approx(2 * 0.5 ** 7)   # only all-positive
+    assert const["verdict"] == "supported" and const["ci95"][0] <= const["estimate"] <= const["ci95"][1]
+    # brute force: the two-sided sign-flip p of the sum over all 2^7 patterns
+    d = np.array([0.1] * 3 + [0.05] * 4)
+    sums = [sum(s * x for s, x in zip(signs, d)) for signs in itertools.product((1, -1), repeat=7)]
+    brute = 2 * min(np.mean([s >= d.sum() - 1e-12 for s in sums]), np.mean([s <= d.sum() + 1e-12 for s in sums]))
+    assert const["p"] == pytest.approx(min(1.0, brute))
+    cancel = pooled_test({0: [0.1, 0.1, 0.1], 1: [-0.1, -0.1, -0.1]})
+    assert cancel["verdict"] == "inconclusive" and "cancel" in cancel["reason"] and cancel["p"] == 1.0
+    assert "every paired difference is 0" not in cancel["reason"]
+    zero = pooled_test({0: [0.0, 0.0], 1: [0.0, 0.0, 0.0]})
+    assert zero["verdict"] == "inconclusive" and zero["reason"] == "no difference: every paired difference is 0"
+
+
+def test_minimum_reachable_p_is_reported_when_alpha_is_out_of_reach():
+    res = pooled_test({0: [0.11, 0.12, 0.13], 1: [0.2, 0.25]})      # 5 nonzero differences, all positive
+    assert res["min_reachable_p"] == pytest.approx(2 * 0.5 ** 5)     # 0.0625 > 0.05
+    assert res["p"] >= res["min_reachable_p"] and res["verdict"] == "inconclusive"
+    assert res["reason"].startswith("cannot reach p < 0.05") and "6 nonzero pairs" in res["reason"]
+    assert res["ci95"] is None
+    six = pooled_test({0: [0.11, 0.12, 0.13], 1: [0.2, 0.25, 0.22]})
+    assert six["min_reachable_p"] == pytest.approx(2 * 0.5 ** 6) and six["min_reachable_p"] < 0.05
 
 
 def test_degenerate_tables():
     assert pooled_test({})["verdict"] == "inconclusive"
-    one = pooled_test({0: [0.2], 1: [0.3]})
-    assert one["verdict"] == "inconclusive" and "one trial per setting" in one["reason"] and one["ci95"] is None
-    zero = pooled_test({0: [0.0, 0.0], 1: [0.0, 0.0, 0.0]})
-    assert zero["verdict"] == "inconclusive" and zero["reason"].startswith("no difference")
-    const = pooled_test({s: [0.1] * 6 for s in range(3)})           # zero variance, positive everywhere
-    assert const["verdict"] == "supported" and const["ci95"] == pytest.approx([0.1, 0.1])
+    one = pooled_test({0: [0.2]})
+    assert one["verdict"] == "inconclusive" and "one pair" in one["reason"] and one["ci95"] is None
     with pytest.raises(ValueError, match="not finite"):
         pooled_test({0: [0.1, float("nan")]})
     with pytest.raises(ValueError, match="no paired"):
         pooled_test({0: []})
+
+
+# --- intervals, estimate, detectable effect, trials -----------------------------------------------------
+
+def test_interval_contains_the_estimate_and_agrees_with_the_p_value():
+    rng = np.random.default_rng(8)
+    for i in range(12):
+        k, n = 1 + i % 4, 3 + i % 5
+        groups = {s: 0.02 * (i % 3) + rng.exponential(0.05, n) - 0.05 for s in range(k)}
+        res = pooled_test(groups)
+        if res["ci95"] is None:
+            assert res["min_reachable_p"] >= 0.05
+            continue
+        lo, hi = res["ci95"]
+        assert lo < res["estimate"] < hi
+        assert (lo > 0 or hi < 0) == (res["p"] < 0.05)
+
+
+def test_estimate_is_the_trial_weighted_mean_and_se_the_stratified_formula():
+    rng = np.random.default_rng(3)
+    groups = {0: 0.05 + rng.normal(0, 0.1, 6), 1: 0.3 + rng.normal(0, 0.3, 3), 2: rng.normal(0, 0.05, 9)}
+    res = pooled_test(groups)
+    y = np.concatenate(list(groups.values()))
+    assert res["estimate"] == pytest.approx(y.mean())
+    # Var(sum d / N) = sum_s n_s sigma_s^2 / N^2, each sigma_s^2 by its sample variance
+    var = sum(len(v) * np.var(v, ddof=1) for v in groups.values()) / len(y) ** 2
+    assert res["se"] == pytest.approx(math.sqrt(var))
+    assert res["n_pairs"] == res["pairs"] == 18 and res["n_settings"] == res["settings"] == 3
+
+
+def test_detectable_effect_has_the_stated_power_for_the_rule():
+    rng = np.random.default_rng(9)
+    sds = [0.03, 0.05, 0.08, 0.04]
+    groups = {s: rng.normal(0, sd, 5) for s, sd in enumerate(sds)}
+    res = pooled_test(groups)
+    mde = res["detectable_effect"]
+    assert mde == res["mde"] and mde > 0
+    # an independent simulation at the same design (fresh noise, the observed setting SDs)
+    obs = [np.std(groups[s], ddof=1) for s in range(4)]
+    sim = np.random.default_rng(123)
+    reps = 1000
+    noise = np.concatenate([sim.normal(0, sd, (reps, 5)) for sd in obs], axis=1)
+    r = rule_pvalues(noise + mde, [5] * 4)
+    power = np.mean((r["p"] < 0.05) & (r["estimate"] > 0))
+    assert power == pytest.approx(0.8, abs=0.06)     # 200-table bisection vs 1,000 fresh tables
+    # the t-test's formula, (t_.975 + t_.80) se, understates it: the rule pays for its level
+    t_mde = (stats.t.ppf(0.975, res["df"]) + stats.t.ppf(0.8, res["df"])) * res["se"]
+    assert mde > t_mde
+
+
+def test_trials_needed_uses_the_stated_effect_not_the_estimate():
+    rng = np.random.default_rng(2)
+    noise = {s: rng.normal(0, 0.08, 3) for s in range(4)}
+    small = pooled_test({s: v - v.mean() + 0.004 for s, v in noise.items()}, effect=0.05)
+    other = pooled_test({s: v - v.mean() - 0.006 for s, v in noise.items()}, effect=0.05)
+    assert small["verdict"] == other["verdict"] == "inconclusive"
+    assert small["trials_needed"] == other["trials_needed"] > 3
+    assert f"about {small['trials_needed']} trials per setting" in small["reason"]
+    assert trials_needed(0.08, 4, 0.05) >= trials_needed(0.08, 4, 0.1)
+
+
+def test_accuracy_bands_contain_their_mean():
+    cases = [[0.943, 0.998, 0.999, 0.997], [0.5, 0.9], [0.99, 0.2, 0.98], [0.1, 0.12, 0.11], [0.7, 0.7]]
+    for values in cases:
+        lo, hi = accuracy_interval(values, 500)
+        m = float(np.mean(values))
+        assert 0 <= lo <= m <= hi <= 1
+        if np.std(values) > 0:
+            assert lo < m < hi
+    rows = summarize([{"hidden_states": 4, "trial": t, "method": "head", "model": "exact", "accuracy": a}
+                      for t, a in enumerate([0.6, 0.9])], ("hidden_states",), 500)
+    assert rows[0]["ci95_note"].startswith("2 trials")
 
 
 def test_compare_pools_only_the_settings_that_count():
@@ -115,7 +250,6 @@ def test_compare_pools_only_the_settings_that_count():
     assert cmp["pooled"]["pairs"] == 6 and cmp["pooled"]["settings"] == 1
     assert cmp["verdict"] == "supported" and cmp["held"]
     assert cmp["excluded_by_gate"] == [25]
-    # a wrong direction (head - prompt) is contradicted, never supported
     rev = compare(records, "hidden_states", {"model": "mlm", "method": "head"}, {"model": "mlm", "method": "prompt"},
                   claim_on=lambda h: h > 10, gate=gate, uses_mlm=True)
     assert rev["verdict"] == "contradicted" and not rev["held"]
