@@ -18,7 +18,7 @@ from headprompt.models.generate.blocks import block_hmm
 from headprompt.models.hmm.large import LargeHMM
 from headprompt.models.hmm.values import HMM
 from headprompt.models.inference.sparse import exact_backward0
-from headprompt.verify.theorems.vanilla.assumptions import check_32
+from headprompt.verify.theorems.vanilla.assumptions import check_32, reachable, support_graph_period
 from headprompt.verify.theorems.vanilla.check import decide_direct
 from headprompt.verify.theorems.vanilla.large import check_32_large
 from headprompt.verify.theorems.vanilla.scale import theorem_at_scale
@@ -92,7 +92,17 @@ def test_ergodicity_in_one_pass_agrees_with_the_dense_check():
         big = LargeHMM.create(S, den, np.ones((1, n), dtype=np.int64), np.ones(n), np.ones(n), n)
         small = HMM.create([[F(int(S[g, h]), int(den[h])) for h in range(n)] for g in range(n)],
                            [[1] * n], [F(1, n)] * n)
-        assert check_32_large(big)["holds"] == check_32(small)["holds"]
+        # the oracle: one search per state and the period by the BFS-level rule, in plain Python
+        adjacency = [np.flatnonzero(S[:, h]).tolist() for h in range(n)]
+        first = next(((h, min(set(range(n)) - reachable(adjacency, h))) for h in range(n)
+                      if len(reachable(adjacency, h)) < n), None)
+        if first is not None:
+            want = f"the chain is not irreducible: state {first[1]} cannot be reached from state {first[0]}"
+        elif support_graph_period(adjacency) != 1:
+            want = f"the chain is periodic with period {support_graph_period(adjacency)}, so not ergodic"
+        else:
+            want = "the support graph of A is strongly connected and aperiodic, and P[H_0] > 0 on every state"
+        assert check_32_large(big)["why"] == check_32(small)["why"] == want
     assert "period 6" in check_32_large(LargeHMM.create(cycle, np.ones(6), np.ones((1, 6)), np.ones(6), np.ones(6), 6))["why"]
 
 

@@ -20,7 +20,7 @@ from ....models.exceptions import ConstructionError, LimitError
 from ....models.hmm.values import HMM
 from ....models.hmm.rational import format_fraction
 
-__all__ = ["check_31", "check_32", "check_35", "support_graph_period", "reachable", "CHECKS"]
+__all__ = ["check_31", "check_32", "check_35", "support_graph_period", "reachable", "ergodicity", "CHECKS"]
 
 
 def check_31(hmm: HMM) -> dict:
@@ -67,23 +67,44 @@ def support_graph_period(adjacency: list[list[int]]) -> int:
 
 def check_32(hmm: HMM) -> dict:
     """Assumption 3.2: the chain is ergodic (irreducible and aperiodic) and ``P[H_0] > 0``."""
-    n = hmm.num_states
-    support = hmm.transition_support()
-    adjacency = [np.flatnonzero(support[:, h]).tolist() for h in range(n)]   # h -> g
-    for h in range(n):
-        missing = sorted(set(range(n)) - reachable(adjacency, h))
-        if missing:
-            return {"holds": False, "why": f"the chain is not irreducible: state {missing[0]} cannot "
-                                           f"be reached from state {h}",
-                    "unreachable": [h, missing[0]]}
-    period = support_graph_period(adjacency)
+    from scipy import sparse
+
+    graph = sparse.csr_array(hmm.transition_support().T.astype(np.int8))     # row h: edges h -> g
+    zeros = [h for h in range(hmm.num_states) if hmm.pi0[h] == 0]
+    return ergodicity(graph, zeros)
+
+
+def ergodicity(graph, zero_states: list[int]) -> dict:
+    """Assumption 3.2 on the support graph (CSR, row ``h`` lists the ``g`` with ``A[g, h] > 0``):
+    strongly connected components in one pass (``scipy.sparse.csgraph``); when there are
+    several, the first state ``h`` that misses some state and the first state it misses (one
+    more search each); the period from one breadth-first search (the gcd over edges ``h -> g``
+    of ``level(h) + 1 - level(g)``); then ``P[H_0] > 0`` (``zero_states`` are its zeros)."""
+    from scipy.sparse import csgraph
+
+    n = graph.shape[0]
+    count, label = csgraph.connected_components(graph, directed=True, connection="strong")
+    if count > 1:
+        from_0 = np.zeros(n, dtype=bool)
+        from_0[csgraph.breadth_first_order(graph, 0, directed=True, return_predecessors=False)] = True
+        # every state of 0's component reaches all that 0 reaches; any other state cannot reach 0
+        h = 0 if not from_0.all() else int(np.flatnonzero(label != label[0])[0])
+        seen = np.zeros(n, dtype=bool)
+        seen[csgraph.breadth_first_order(graph, h, directed=True, return_predecessors=False)] = True
+        missing = int(np.flatnonzero(~seen)[0])
+        return {"holds": False, "why": f"the chain is not irreducible: state {missing} cannot "
+                                       f"be reached from state {h}",
+                "unreachable": [h, missing]}
+    level = csgraph.shortest_path(graph, method="D", unweighted=True, indices=0)
+    src = np.repeat(np.arange(n), np.diff(graph.indptr))
+    diffs = (level[src] + 1 - level[graph.indices]).astype(np.int64)
+    period = int(np.gcd.reduce(np.abs(diffs))) if diffs.size else 0
     if period != 1:
         return {"holds": False, "why": f"the chain is periodic with period {period}, so not ergodic",
                 "period": period}
-    zeros = [h for h in range(n) if hmm.pi0[h] == 0]
-    if zeros:
-        return {"holds": False, "why": f"P[H_0] does not have full support: P[H_0][{zeros[0]}] = 0",
-                "zero_states": zeros}
+    if zero_states:
+        return {"holds": False, "why": f"P[H_0] does not have full support: P[H_0][{zero_states[0]}] = 0",
+                "zero_states": zero_states}
     return {"holds": True, "why": "the support graph of A is strongly connected and aperiodic, "
                                   "and P[H_0] > 0 on every state"}
 

@@ -23,7 +23,6 @@ from fractions import Fraction
 import flint
 import numpy as np
 from scipy import sparse
-from scipy.sparse import csgraph
 
 from ....models.exceptions import LimitError
 from ....models.hmm.large import LargeHMM, exact_matvec, exact_rmatvec
@@ -83,31 +82,13 @@ def check_31_large(model: LargeHMM) -> dict:
 
 
 def check_32_large(model: LargeHMM) -> dict:
-    """Assumption 3.2 in one pass over the support graph (strong components, then one BFS)."""
+    """Assumption 3.2 in one pass over the support graph (:func:`.assumptions.ergodicity`)."""
+    from .assumptions import ergodicity
+
     n = model.num_states
     graph = sparse.csr_array((np.ones(model.A.nnz, dtype=np.int8), model.A.indices, model.A.indptr),
                              shape=(n, n))       # row h lists supp(A[:, h]): edges h -> g
-    count, label = csgraph.connected_components(graph, directed=True, connection="strong")
-    if count > 1:
-        h = 0
-        g = int(np.flatnonzero(label != label[0])[0])
-        reach = csgraph.breadth_first_order(graph, 0, directed=True, return_predecessors=False)
-        if g in set(reach.tolist()):                    # then 0 is unreachable from g
-            h, g = g, 0
-        return {"holds": False, "why": f"the chain is not irreducible: {count} strongly connected components "
-                                       f"(state {g} cannot be reached from state {h})", "unreachable": [h, g]}
-    level = csgraph.shortest_path(graph, method="D", unweighted=True, indices=0)
-    src = np.repeat(np.arange(n), np.diff(graph.indptr))
-    diffs = level[src] + 1 - level[graph.indices]
-    period = int(np.gcd.reduce(np.abs(diffs).astype(np.int64))) if diffs.size else 0
-    if period != 1:
-        return {"holds": False, "why": f"the chain is periodic with period {period}, so not ergodic", "period": period}
-    zeros = [h for h, v in enumerate(model.pi0.tolist()) if v == 0]
-    if zeros:
-        return {"holds": False, "why": f"P[H_0] does not have full support: P[H_0][{zeros[0]}] = 0",
-                "zero_states": zeros[:20]}
-    return {"holds": True, "why": "the support graph of A is strongly connected (one component, one pass) and "
-                                  "aperiodic (period 1 from one breadth-first search), and P[H_0] > 0 on every state"}
+    return ergodicity(graph, [h for h, v in enumerate(model.pi0.tolist()) if v == 0][:20])
 
 
 def _reach(model: LargeHMM, B) -> list[int]:
