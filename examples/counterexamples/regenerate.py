@@ -50,7 +50,8 @@ def main(argv=None) -> None:
                 if ce["kind"] == "statement":
                     outcome = "statement fails with a certificate"
                     detail = ("Motzkin certificate: no linear head on G_1" if tid == "3.3" else
-                              f"a Motzkin certificate for each of the {ev['subsets']} prompts u = 1_B")
+                              "a certificate that no prompt u and no head work" if ev.get("kind") == "no-prompt-and-head"
+                              else f"a Motzkin certificate for each of the {ev['subsets']} prompts u = 1_B")
                 else:
                     dis = ev["disagreement"]
                     outcome = "construction fails"

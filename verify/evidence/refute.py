@@ -73,7 +73,8 @@ class CounterexampleRequest:
         return self.drop or KEY_ASSUMPTION[self.theorem]
 
 
-def statement_certificate(model, theorem: str, sequences) -> dict | None:
+def statement_certificate(model, theorem: str, sequences, *, first_B=None,
+                          family_seconds: float | None = 3.0) -> dict | None:
     """Checked statement-level evidence on ``sequences`` (module docstring, step 2), or None.
     The result carries ``checked`` (the independent re-check passed), ``what``, and
     ``refutes_statement`` (False for the weaker per-prompt family)."""
@@ -94,7 +95,7 @@ def statement_certificate(model, theorem: str, sequences) -> dict | None:
     if cert is not None:
         ok, why = check_prompt_universal_certificate(model, cert)
         return {**cert, "checked": ok, "refutes_statement": ok, "what": why}
-    family = prompt_family_certificates(model, sequences, seconds=3.0)
+    family = prompt_family_certificates(model, sequences, first=first_B, seconds=family_seconds)
     if family["all"]:
         return {**family, "checked": True, "refutes_statement": False,
                 "what": family["what"] + " (the paper's prompt family only, not every prompt u)"}

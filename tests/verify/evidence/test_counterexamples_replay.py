@@ -12,6 +12,7 @@ import pytest
 from headprompt.models.hmm.values import HMM
 from headprompt.models.hmm.files import load_instance
 from headprompt.verify.evidence.certificates import check_no_linear_head_certificate, check_prompt_family_certificates
+from headprompt.verify.evidence.universal import check_prompt_universal_certificate
 from headprompt.verify.theorems.registry import check_assumptions
 
 from tests import oracle
@@ -42,6 +43,8 @@ def test_counterexample_replays(capsys, path):
     if explore["kind"] == "statement":
         if "certificates" in evidence:
             assert evidence["all"] and check_prompt_family_certificates(model, evidence)[0]
+        elif evidence.get("kind") == "no-prompt-and-head":
+            assert check_prompt_universal_certificate(model, evidence)[0]
         else:
             assert check_no_linear_head_certificate(model, evidence)[0]
         return
