@@ -56,8 +56,9 @@ def console():
             raise BrokenPipeError(32, "Broken pipe")
 
     if sys.stdout.isatty():
-        return _Console(highlight=False)
-    return _Console(highlight=False, soft_wrap=True, width=100_000, no_color=True)
+        return _Console(highlight=False, force_jupyter=False)
+    # never rich's Jupyter display: str(report) in a notebook captures this console's text
+    return _Console(highlight=False, soft_wrap=True, width=100_000, no_color=True, force_jupyter=False)
 
 
 def print_header(out, result: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from decimal import Context, Decimal
 from fractions import Fraction
 from html import escape
@@ -23,7 +24,8 @@ def report_text(data: dict) -> str:
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):             # off a terminal: no colour, no wrapping
         theorem_spec(data["theorem"]).report().render(data)
-    return buffer.getvalue().rstrip("\n")
+    # a notebook kernel may still get bold/italic codes (FORCE_COLOR and the like): plain text only
+    return re.sub(r"\x1b\[[0-9;]*m", "", buffer.getvalue()).rstrip("\n")
 
 
 def report_html(data: dict, verdict: str, proven: bool) -> str:
@@ -126,9 +128,12 @@ def plot_margins(rows: list[dict], data: dict, *, ax=None, near: float = NEAR_TI
     rob = data.get("robustness") or {}
     margin = rob.get("min_margin")
     if margin is not None and len(axes) > 1:
-        m = float(margin)
+        m, radius, where = float(margin), float(rob.get("radius", 0)), ""
+        if m == 0 and rob.get("radius_off_zero_margins") is not None:      # ties: the radius off them
+            nonzero = [abs(float(r["head_margin"])) for r in live if r["head_margin"] != 0]
+            m, radius, where = min(nonzero, default=0.0), float(rob["radius_off_zero_margins"]), " off the ties"
         axes[1].axhspan(-m, m, color="#9a6700", alpha=0.15,
-                        label=f"robustness radius {float(rob.get('radius', 0)):.3g} (min |margin| {m:.3g})")
+                        label=f"robustness radius{where} {radius:.3g} (min |margin| {m:.3g})")
     for axis in axes:
         if axis.get_legend_handles_labels()[0]:
             axis.legend(fontsize=7, loc="best")
