@@ -63,9 +63,7 @@ def run(args) -> int:
         if not os.access(d, os.W_OK):
             raise InputError(f"--certificate-dir {d}: no write permission")
     result = separate(vanilla=vanilla, memory=memory, seed=args.seed, certificate_dir=args.certificate_dir,
-                      which=which)
-    if args.hmm:
-        result["source"] = args.hmm
+                      which=which, source=args.hmm)
     if args.json:
         emit_json(result)
     else:
@@ -94,7 +92,8 @@ def render(result: dict) -> None:
         m = result["memory"]
         inst = m["instance"]
         out.print(f"[bold]memory-augmented HMM[/bold] ({inst.get('cells')} cells, |M| = {inst.get('memory')}, "
-                  f"|S| = {inst.get('syntax_states')}, |X| = {inst.get('vocab')}; assumptions {m['assumptions']})")
+                  f"|S| = {inst.get('syntax_states')}, |X| = {inst.get('vocab')}, {inst.get('source', '')}; "
+                  f"assumptions {m['assumptions']})")
         out.print(f"  attention head works {_mark(m['attention'])}: {m['attention']['what']}")
         out.print(f"  linear head fails    {_mark(m['linear'])}: {m['linear']['what']}")
         for key in ("attention", "linear"):

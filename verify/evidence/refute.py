@@ -125,10 +125,18 @@ def _instance(req: CounterexampleRequest):
         return model, {"source": "constructed", "how": how, "seed": req.seed}
     from .explore import ExploreRequest, explore
 
+    memory = theorem_spec(req.theorem).memory
     kwargs = {}
     if req.hidden is not None:
+        if not 2 <= req.hidden <= 6:
+            raise InputError(f"--hidden {req.hidden}: the search for Theorem {req.theorem} without {req.dropped} draws "
+                             f"at most --hidden {'syntax ' if memory else ''}states, 2..6")
         kwargs["max_hidden"] = req.hidden
     if req.vocab is not None:
+        if memory:
+            raise InputError("--vocab: the search's memory instances get the tokens their blocks need; leave it out")
+        if not 2 <= req.vocab <= 6:
+            raise InputError(f"--vocab {req.vocab}: the search draws at most --vocab tokens, 2..6")
         kwargs["max_vocab"] = req.vocab
     ex = explore(ExploreRequest(theorem=req.theorem, drop=req.dropped, examples=req.examples, seed=req.seed,
                                 max_length=req.max_length, **kwargs))
