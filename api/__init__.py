@@ -20,10 +20,6 @@ hypothesis strategies) is loaded on first access.
 
 from importlib import import_module as _import_module
 
-from . import _moved
-
-_moved.install()
-
 from .models.exceptions import HeadpromptError, InputError
 from .models.hmm.values import HMM, MemoryHMM
 from .models.hmm.rationalize import rationalize

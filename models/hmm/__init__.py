@@ -8,5 +8,6 @@
 """
 
 from .values import FLOAT_TOLERANCE, HMM, MemoryHMM, as_array
+from . import files as _files   # noqa: E402,F401  registers the file reader/writer behind HMM.save / HMM.load
 
 __all__ = ["HMM", "MemoryHMM", "FLOAT_TOLERANCE", "as_array"]

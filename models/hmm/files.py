@@ -18,7 +18,7 @@ import numpy as np
 from ..exceptions import InputError, InstanceFileError, LimitError, ValidationError
 from .limits import (MAX_FILE_BYTES, MAX_NESTING, check_lifted_states, check_number_text,
                      check_string_number)
-from .values import HMM, MemoryHMM
+from .values import HMM, MemoryHMM, register_file_io
 from .rational import format_array
 
 __all__ = ["load_instance", "parse_instance", "instance_to_dict", "save_instance", "read_json",
@@ -383,3 +383,6 @@ def save_instance(model: HMM | MemoryHMM, path: str | Path, *, witness: dict | N
         Path(path).write_text(dumps_rows(instance_to_dict(model, witness=witness, meta=meta)) + "\n")
     except OSError as exc:
         raise InstanceFileError(f"{path}: cannot write ({exc.strerror})") from None
+
+
+register_file_io(save=save_instance, load=load_instance)      # HMM.save / HMM.load (values.py)

@@ -198,15 +198,15 @@ class Renormalization:
     def path_tv(self, length: int) -> float:
         """``delta_L = tv_start + L (tv_A + tv_W)``: total variation between the path measures of
         the given and the renormalised model on ``L`` emitting positions
-        (:func:`headprompt.models.hmm.rationalize.path_tv`)."""
-        from .rationalize import path_tv
+        (:func:`headprompt.models.hmm.distance.path_tv`)."""
+        from .distance import path_tv
 
         return float(path_tv(self.tv, length))
 
     def conditional_bound(self, length: int, event_probability: Any) -> float:
         """``min(1, 2 delta_L / Q(B))``: how far any entry of a posterior (or ``G_i``) given an event
-        ``B`` of probability ``Q(B)`` can move (:func:`headprompt.models.hmm.rationalize.conditional_bound`)."""
-        from .rationalize import conditional_bound
+        ``B`` of probability ``Q(B)`` can move (:func:`headprompt.models.hmm.distance.conditional_bound`)."""
+        from .distance import conditional_bound
 
         return float(conditional_bound({k: Fraction(v) for k, v in self.tv.items()}, length, event_probability))
 

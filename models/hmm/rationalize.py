@@ -62,9 +62,10 @@ import numpy as np
 
 from ..exceptions import InputError
 from .values import HMM, MemoryHMM
+from .distance import conditional_bound, path_tv
 from .rational import format_fraction, round_to_denominator
 
-__all__ = ["Rationalization", "rationalize", "path_tv", "conditional_bound", "exact_entries", "DEFAULT_PRUNE_BELOW",
+__all__ = ["Rationalization", "rationalize", "exact_entries", "DEFAULT_PRUNE_BELOW",
            "DEFAULT_MAX_DENOMINATOR"]
 
 DEFAULT_PRUNE_BELOW = 1e-3
@@ -167,23 +168,6 @@ def _exact_task(mu: np.ndarray | None) -> tuple[np.ndarray | None, Fraction]:
     for idx, v in np.ndenumerate(mu):
         new[idx] = Fraction(Decimal(repr(float(v))))
     return new, max(abs(Fraction(float(v)) - new[idx]) for idx, v in np.ndenumerate(mu))
-
-
-def path_tv(tv: dict, length: int):
-    """``delta_L = tv_0 + L (tv_A + tv_W)`` from per-parameter column distances ``tv`` (keys
-    ``"start"``, ``"A"``, ``"W"``): a bound on the total-variation distance of the path measures
-    on ``L`` emitting positions (eq. 1 of the module docstring). Exact for exact ``tv``."""
-    return tv["start"] + length * (tv["A"] + tv["W"])
-
-
-def conditional_bound(tv: dict, length: int, event_probability: Any):
-    """``min(1, 2 delta_L / Q(B))`` (eq. 2): how far any entry of a conditional law given ``B``
-    (a posterior, a ``G_i``, a prompt read-out) can differ between two models whose column
-    distances are ``tv``; ``event_probability`` is ``Q(B)``. 1 when ``Q(B) = 0``."""
-    q = Fraction(event_probability)
-    if q <= 0:
-        return Fraction(1)
-    return min(Fraction(1), 2 * Fraction(path_tv(tv, length)) / q)
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,22 @@ def _check_shape(arr: np.ndarray, shape: tuple[int, ...], name: str, what: str) 
         raise ValidationError(f"{name}: expected shape {shape} ({what}), found {arr.shape}")
 
 
+_FILE_IO: dict[str, Callable] = {}
+"""The instance-file writer and reader (``"save"``, ``"load"``), registered by
+:mod:`headprompt.models.hmm.files` when it is imported (the package ``headprompt.models.hmm``
+imports it), so that :meth:`HMM.save` and :meth:`HMM.load` exist without this module importing
+the file layer built on it."""
+
+
+def register_file_io(*, save: Callable, load: Callable) -> None:
+    """Called once by :mod:`headprompt.models.hmm.files` (see :data:`_FILE_IO`)."""
+    _FILE_IO.update(save=save, load=load)
+
+
+def _file_io(name: str) -> Callable:
+    return _FILE_IO[name]           # always there: importing this module runs the package's __init__
+
+
 _FLOAT64_MAX = Fraction(np.finfo(float).max)
 
 
@@ -537,9 +553,7 @@ class HMM(_Sizes):
     def save(self, path: Any, *, witness: dict | None = None, meta: dict | None = None) -> None:
         """Write this model as an instance file: ``.npz`` (binary, exact or float, sparse where
         that is smaller) or JSON, by the extension; see :mod:`headprompt.models.hmm.files`."""
-        from .files import save_instance
-
-        save_instance(self, path, witness=witness, meta=meta)
+        _file_io("save")(self, path, witness=witness, meta=meta)
 
     @classmethod
     def load(cls, path: Any, *, exact: bool = True) -> "HMM":
@@ -547,9 +561,7 @@ class HMM(_Sizes):
 
         Raises:
             InputError: an unreadable or invalid file (one line naming the problem)."""
-        from .files import load_instance
-
-        model = load_instance(path, exact=exact)
+        model = _file_io("load")(path, exact=exact)
         if not isinstance(model, cls):
             raise InputError(f"{path}: holds a {type(model).__name__}, not an HMM")
         return model

@@ -294,3 +294,13 @@ def test_commas_separate_tokens_as_spaces_do(tmp_path, capsys):
         assert main(["posterior", "--hmm", str(path), "--seq", seq, "--json"]) == 0
         outs.append(json.loads(capsys.readouterr().out))
     assert outs[0] == outs[1] == outs[2]
+
+
+def test_one_way_in_no_aliases_of_old_import_paths():
+    import importlib
+    import sys
+
+    for old in ("headprompt.models.rationalize", "headprompt.verify.vanilla", "headprompt.verify.memory_check"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
+    assert not [f for f in sys.meta_path if type(f).__module__.startswith("headprompt")]
