@@ -6,6 +6,7 @@ Run by hand (not by tests), from the repository root:
     python -m benchmarks.smoothing --threads 1 --save benchmarks/results/smoothing/threads1
     python -m benchmarks.smoothing --quick            # smoke test: 2 sizes, 1 repeat
     python -m benchmarks.smoothing --quick --json     # one JSON object on stdout
+    python -m benchmarks.smoothing --openblas-own ... # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset (this run only)
 
 What each column computes (T = 129 tokens per sequence, a batch of n sequences, float64):
 
@@ -86,6 +87,9 @@ def _parse() -> argparse.Namespace:
     p.add_argument("--save", metavar="PREFIX", help="also write PREFIX.txt (table) and PREFIX.json")
     p.add_argument("--skip", default="", help="comma-separated libraries to leave out")
     p.add_argument("--render", metavar="JSON", help="only print the table of a saved JSON result")
+    p.add_argument("--openblas-own", action="store_true",
+                   help="unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for this run only (OpenBLAS picks its "
+                        "own kernel); the table says which kernel each run used")
     return p.parse_args()
 
 
@@ -123,6 +127,9 @@ def main() -> int:
             print(_table(json.load(fh)), end="")
         return 0
     n_thr = args.threads
+    if args.openblas_own:                  # this benchmark process only, before numpy loads OpenBLAS
+        for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+            os.environ.pop(var, None)
     # before numpy / torch / jax are imported
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
                                f" --xla_cpu_multi_thread_eigen={'true' if n_thr > 1 else 'false'}"
@@ -183,7 +190,7 @@ def main() -> int:
         log("note: " + note)
 
     limiter = threadpool_limits(limits=n_thr)          # every pool: BLAS and OpenMP
-    pools = [{k: d.get(k) for k in ("user_api", "internal_api", "version", "num_threads", "filepath")}
+    pools = [{k: d.get(k) for k in ("user_api", "internal_api", "version", "num_threads", "architecture", "filepath")}
              for d in threadpool_info()]
     machine = _machine()
     log(f"machine: {machine.get('Model name', '?')}, {machine['usable_cpus']} usable cores; "
@@ -299,7 +306,8 @@ def main() -> int:
                    "hmml_log_max_H": HMML_LOG_MAX_H, "skipped": sorted(skip),
                    "XLA_FLAGS": os.environ["XLA_FLAGS"],
                    "torch_threads": torch.get_num_threads() if "torch" in versions else None,
-                   "package_kernel_blas_threads": 1},
+                   "package_kernel_blas_threads": 1,
+                   "openblas_env": {k: os.environ.get(k, "(unset)") for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}},
         "machine": machine, "blas_pools": pools, "versions": versions, "git": _git(),
         "load_average_before_after": [load_before, load_after],
         "timed_wall_s": time.perf_counter() - t_start,
@@ -325,6 +333,9 @@ def main() -> int:
 def _table(res: dict) -> str:
     cfg, mach = res["config"], res["machine"]
     libs = [lib for lib in LIBS if any(lib in r["median_s"] for r in res["rows"])]
+    kernel = "; ".join(f"{p.get('internal_api')} {p.get('architecture') or '?'}"
+                       for p in res.get("blas_pools", []) if p.get("user_api") == "blas") or "?"
+    env = res.get("config", {}).get("openblas_env") or {}
     peers = [p for p in PEERS if p in libs]
     out = [f"smoothing benchmark, {res['date_utc']}, {mach.get('Model name', '?')} "
            f"({mach['usable_cpus']} usable cores), threads={cfg['threads']}, T={cfg['T']}, "
@@ -345,10 +356,12 @@ def _table(res: dict) -> str:
                       ("ratio_min_vs_ours_all", "fastest repeat / ours-all fastest repeat "
                                                 "(secondary; robust to a busy machine)")):
         out += ["", f"ratio peer {what}; > 1 means we are faster:",
-                f"{'|H|':>5} " + " ".join(f"{p:>9}" for p in peers)]
+                f"{'|H|':>5} " + " ".join(f"{p:>9}" for p in peers) + "  BLAS kernel (threadpoolctl architecture)"]
         for r in res["rows"]:
             out.append(f"{r['H']:>5} " + " ".join(
-                f"{r[key][p]:>8.2f}x" if p in r[key] else f"{'-':>9}" for p in peers))
+                f"{r[key][p]:>8.2f}x" if p in r[key] else f"{'-':>9}" for p in peers) + f"  {kernel}")
+    out += ["", "OpenBLAS environment of this run: " + (", ".join(f"{k}={v}" for k, v in env.items())
+                                                       if env else "not recorded")]
     out += ["", "max |difference| against ours (P[H_1|x] / all T marginals / derived P[H_0|x]):"]
     for r in res["rows"]:
         d = r["max_abs_diff_vs_ours"]

@@ -50,6 +50,9 @@ def add_parser(sub) -> None:
                    help="generate a task with K >= 2 classes (mu a K x |H| matrix, F* = argmax_c mu_c . p, "
                         "ties to the largest class; checked exactly)")
     add_rationalize_option(p)
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="above 1,000 states or tokens: split the sequence checks into Ray tasks, on a local "
+                        "Ray without ADDRESS, else on the cluster at ADDRESS (needs the 'cluster' extra)")
     p.set_defaults(run=run)
 
 

@@ -405,6 +405,9 @@ def check_theorem_flags(args, *, defaults: dict, option=lambda name: f"--{name}"
         flag = next(iter(typed))
         given = "--hmm" if option("hmm") == "--hmm" else "a given instance"
         raise InputError(f"{flag} does not apply with {given}: the instance fixes the sizes; drop {flag}")
+    if spec.memory and getattr(args, "ray", None):
+        raise InputError(f"{option('ray')} does not apply to Theorem {spec.id}: it splits the vanilla large-model "
+                         "checks (3.3, 3.6 above 1,000 states or tokens); drop it")
     if getattr(args, "exhaustive", False) and getattr(args, "samples", None) is not None:
         raise InputError(f"{option('samples')} does not apply with {option('exhaustive')} (every sequence of "
                          "length 1..T is checked); drop one of them")

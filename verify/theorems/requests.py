@@ -69,6 +69,9 @@ class TheoremRequest:
     classes: int | None = None
     certificate: str | None = None
     """Write a certificate of the verdict to this path (checked by ``python -m headprompt.certcheck``)."""
+    ray: str | None = None
+    """Split the sequence checks of the large-model path into Ray tasks: ``"local"`` starts a
+    local Ray instance, else the address of a cluster (``host:port``)."""
     progress: bool | None = None
     """Show progress on stderr (a bar on a terminal, lines in a log); default: on for the
     command line without ``--json``, off in Python."""
@@ -144,6 +147,8 @@ class TheoremRequest:
             put("rationalize", float(value))
             if not 0 <= self.rationalize < 1:
                 raise InputError(f"{self.shown('rationalize', value)}: expected a pruning threshold in [0, 1)")
+        if self.ray is not None and not isinstance(self.ray, str):
+            raise InputError(f"{self.shown('ray', self.ray)}: expected 'local' or the address of a Ray cluster")
         for name in ("hmm", "out", "certificate"):
             value = getattr(self, name)
             if value is None:

@@ -37,7 +37,7 @@ def dense(m: LargeHMM) -> HMM:
 def _args(model, tid="3.6", **kw):
     base = dict(id=tid, hidden=None, vocab=None, hmm=None, model=model, seed=0, samples=150, length=5,
                 mode=None, witness=None, exhaustive=False, classes=None, certificate=None, out=None,
-                rationalize=None, progress=False)
+                rationalize=None, progress=False, ray=None)
     base.update(kw)
     return types.SimpleNamespace(**base)
 
@@ -184,3 +184,13 @@ def test_float_npz_needs_the_explicit_conversion(tmp_path):
                    "0", "--json")
     assert proc.returncode in (0, 1, 3), proc.stderr
     assert json.loads(proc.stdout)["instance"]["rationalized"]["max_entry_change"] < 1100 * 2.0 ** -32   # at most one unit per entry, to one entry
+
+
+def test_ray_tasks_give_the_local_verdict_and_counts():
+    pytest.importorskip("ray")
+    m = block_hmm(60, 20, rng=np.random.default_rng(5), classes=3, screen=80, length=5)
+    local = theorem_at_scale(_args(m, samples=1200))
+    split = theorem_at_scale(_args(m, samples=1200, ray="local"))
+    assert split["sequences_on"].startswith("Ray tasks")
+    for key in ("verdict", "labels", "sequences", "identity", "assumptions"):
+        assert split[key] == local[key]

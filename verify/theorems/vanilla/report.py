@@ -226,6 +226,9 @@ def theorem(args) -> dict:
 
     if use_scale_path(args):              # above 1,000 states or tokens: the sparse exact form
         return theorem_at_scale(args)
+    if getattr(args, "ray", None):
+        raise InputError(f"{args.option('ray') if hasattr(args, 'option') else '--ray'} splits the checks of the "
+                         "large-model path (above 1,000 states or tokens); this instance is checked in one process")
     hmm, instance = load_or_generate(args, tid)
     conversion = instance.pop("_conversion", None)
     mode, mode_note = check_work(args, hmm)

@@ -164,6 +164,52 @@ def _exact_decide(model, int_rows, scales, lam, seq):
     return v[3] > 0, label(v[1]), label(v[0]), v[1] == 0, v[2] == 0, bool(identity)
 
 
+def _check_on_ray(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool, address: str,
+                  progress=None) -> dict:
+    """:func:`_check` split into Ray tasks (one chunk of sequences each; the model and the rows
+    are put in the object store once); the columns are joined in input order, so every
+    decision is the one a local run makes (each sequence is decided alone)."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError('--ray: Ray is not installed; install the extra with pip install -e ".[cluster]"') from None
+    import os
+
+    from ...experiments.ray_tasks import _check_reachable
+
+    started = False
+    if not ray.is_initialized():
+        kwargs = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
+        try:
+            if address and address != "local":
+                _check_reachable(address)
+                ray.init(address=address, **kwargs)
+            else:
+                ray.init(num_cpus=os.cpu_count(), **kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = f"the Ray cluster at {address}" if address and address != "local" else "a local Ray instance"
+            raise InputError(f"--ray: cannot start or join {where} ({(str(exc).splitlines() or [''])[0]})") from None
+        started = True
+    try:
+        workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        size = max(BATCH, -(-len(tokens) // (2 * workers)))
+        remote = ray.remote(_check)
+        model_ref, rows_ref = ray.put(model), ray.put(rows)
+        refs = [remote.remote(model_ref, rows_ref, lam, tokens[lo:lo + size], certified)
+                for lo in range(0, len(tokens), size)]
+        parts = []
+        for ref in refs:
+            parts.append(ray.get(ref))
+            if progress is not None:
+                progress(len(parts[-1]["expected"]))
+    finally:
+        if started:
+            ray.shutdown()
+    if not parts:
+        return _check(model, rows, lam, tokens, certified)
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
 def _check(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool, progress=None) -> dict:
     """Certified (or float) decisions for every row of ``tokens``, batch by batch; the bound's
     undecided sequences are decided exactly."""
@@ -346,7 +392,11 @@ def theorem_at_scale(args) -> dict:
                           "the sequences checked alone")}
         tokens, how = _sequences(model, samples, length, args.seed)
         bar, tick = progress_bar(len(tokens), f"checking Theorem {tid}", quiet=not getattr(args, "progress", True))
-        res = _check(model, rows, lam, tokens, mode != "float", progress=tick)
+        if getattr(args, "ray", None):
+            res = _check_on_ray(model, rows, lam, tokens, mode != "float", args.ray, progress=tick)
+            report["sequences_on"] = f"Ray tasks ({args.ray})"
+        else:
+            res = _check(model, rows, lam, tokens, mode != "float", progress=tick)
         if bar is not None:
             bar.close()
         _cross_check(model, rows, lam, tokens, res, mode)
