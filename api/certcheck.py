@@ -52,8 +52,8 @@ VERSION = 2
 
 LIMITS = {
     "file_bytes": 64 * 2 ** 20,        # the largest certificate verify writes is about 11 MB
-    "number_digits": 300_000,          # digits of one integer (numerator or denominator)
-    "digit_work": 4 * 10 ** 11,        # sum of digits^2 over all numbers (int(str) is quadratic)
+    "number_digits": 200_000,          # digits of one integer (numerator or denominator)
+    "digit_work": 10 ** 13,            # sum of digits^2 over all numbers (int(str) is quadratic): < 1 min
     "states": 4096,                    # |H| (vanilla), |M| |H| (memory)
     "tokens": 4096,                    # |X|
     "classes": 64,
@@ -515,13 +515,25 @@ def _labels_printed(row, star, got, where):
     for key, value in (("F_star", star), ("F", got)):
         v = _field(row, key, where)
         if isinstance(v, bool) or not isinstance(v, int) or v != value:
-            raise Rejected(f"{where}: {key} is {value}, not the printed {str(v)[:20]}")
+            raise Rejected(f"{where}: labels: {key} is {value}, not the printed {str(v)[:20]}")
+
+
+def _assumption_names(block, theorem):
+    """The theorem's assumptions present in ``block``; another theorem's is a false claim."""
+    names = THEOREMS[theorem][1]
+    if isinstance(block, dict):
+        foreign = sorted(set(block) - set(names))
+        if foreign:
+            raise Rejected(f"assumptions: {foreign[0]} is not an assumption of Theorem {theorem} "
+                           f"(its assumptions are {', '.join(names)})")
+    _keys(block, names, "assumptions")
+    return [name for name in names if name in block]
 
 
 def _vanilla_assumptions(inst, block, theorem):
-    """Re-derive each assumption of the theorem from its evidence. Returns ``{name: holds}``."""
-    names = THEOREMS[theorem][1]
-    _keys(block, names, "assumptions")
+    """Re-derive each assumption of the theorem present in ``block`` from its evidence.
+    Returns ``{name: holds}``."""
+    names = _assumption_names(block, theorem)
     out = {}
     for name in names:
         where = f"assumptions.{name}"
@@ -592,6 +604,13 @@ def _assumption_35(inst, entry, holds, where):
         raise Rejected(f"{where}: column {missing[0]} reaches state {s} but has no null vector")
 
 
+def _state(held, theorem):
+    """``("3.1 holds, 3.2 not certified", every assumption holds)``."""
+    names = THEOREMS[theorem][1]
+    text = ", ".join(f"{n} {'holds' if held[n] else 'fails'}" if n in held else f"{n} not certified" for n in names)
+    return text, all(held.get(n) is True for n in names)
+
+
 def _motzkin_pattern(y, z, labels, where):
     if any(v < 0 for v in y + z):
         raise Rejected(f"{where}: y or z has a negative entry")
@@ -631,7 +650,9 @@ def vanilla_motzkin(inst, theorem, entry, where, allow=()):
         if "prompt" in entry:
             raise Rejected(f"{where}: Theorem 3.3 reads G_1(∅, x); a prompt has no place in its certificate")
     else:
-        u = _prompt(_field(entry, "prompt", where), inst.n, f"{where}.prompt")
+        if entry.get("prompt") is None:
+            raise Rejected(f"{where}: Theorem 3.6 reads Gbar_2(u, e(∅), e(x)); the certificate names no prompt u")
+        u = _prompt(entry["prompt"], inst.n, f"{where}.prompt")
         if not any(u):
             raise Vacuous(f"{where}: the prompt u = 0 makes every feature 0")
     pre, Dpre = scaled(inst.pre(theorem, u))
@@ -719,7 +740,7 @@ def _head(inst, witness, theorem, where):
 def _vanilla_theorem(cert, theorem, inst):
     verdict = _field(cert, "verdict", "certificate")
     held = _vanilla_assumptions(inst, _field(cert, "assumptions", "certificate"), theorem)
-    state = ", ".join(f"{name} {'holds' if h else 'fails'}" for name, h in held.items())
+    state, all_hold = _state(held, theorem)
     if verdict == "assumptions-fail":
         failing = [name for name, h in held.items() if not h]
         if not failing:
@@ -771,8 +792,8 @@ def _vanilla_theorem(cert, theorem, inst):
         hnum = [sum(a * b for a, b in zip(Lc, beta) if a) for Lc in L] if norm else [0] * len(L)
         hden = Dhead * norm
         if inst.binary:
-            _same(_field(row, "task_margin", where), tnum[0], tden, f"{where}.task_margin", "mu . P[H_0 | x]")
-            _same(_field(row, "head_margin", where), hnum[0], hden, f"{where}.head_margin", "b . G")
+            _same(_field(row, "task_margin", where), tnum[0], tden, f"{where}.task_margin", "the task margin mu . P[H_0 | x]")
+            _same(_field(row, "head_margin", where), hnum[0], hden, f"{where}.head_margin", "the head margin b . G")
         else:
             for key, nums, den in (("task_scores", tnum, tden), ("head_scores", hnum, hden)):
                 vals = _list(_field(row, key, where), len(nums), f"{where}.{key}")
@@ -794,7 +815,7 @@ def _vanilla_theorem(cert, theorem, inst):
         x = list(seqs[bad[0]])
         tail = (f"Theorem {theorem}'s assumptions hold (re-derived: {state}), and {who} disagrees with F* on "
                 f"x = {x[:20]}{' ...' if len(x) > 20 else ''} (Pr(x) > 0)")
-        if not all(held.values()):
+        if not all_hold:
             tail = f"{who} disagrees with F* on x = {x[:20]} (Pr(x) > 0); assumptions: {state}"
         return f"accepted: Theorem {theorem} refuted: {tail}"
     classes = 2 if inst.binary else len(inst.mu)
@@ -945,9 +966,9 @@ class Memory:
 
 
 def _memory_assumptions(inst, block, theorem):
-    """Re-derive each assumption; returns ``({name: holds}, H*)`` (``H*`` when non-degeneracy holds)."""
-    names = THEOREMS[theorem][1]
-    _keys(block, names, "assumptions")
+    """Re-derive each assumption present; returns ``({name: holds}, H*)`` (``H*`` when
+    non-degeneracy holds)."""
+    names = _assumption_names(block, theorem)
     out, H_star = {}, None
     for name in names:
         where = f"assumptions.{name}"
@@ -982,9 +1003,9 @@ def _nondegenerate(inst, theorem, H_star, name, where):
     U, rest = [inst.column(v, h) for v, h in U], [inst.column(v, h) for v, h in rest]
     rU = rank(U)
     if rU != len(U):
-        raise Rejected(f"{where}: the columns W_(m,h), h in H*, are not independent (rank {rU} of {len(U)})")
+        raise Rejected(f"{where}: Assumption {name}: the columns W_(m,h), h in H*, are not independent (rank {rU} of {len(U)})")
     if rank(U + rest) != rU + rank(rest):
-        raise Rejected(f"{where}: the span of the H* columns meets the other columns' span")
+        raise Rejected(f"{where}: Assumption {name}: the span of the H* columns meets the other columns' span")
 
 
 def _degenerate(inst, theorem, evidence, name, where):
@@ -1029,7 +1050,7 @@ def _degenerate(inst, theorem, evidence, name, where):
 def _memory_theorem(cert, theorem, inst):
     verdict = _field(cert, "verdict", "certificate")
     held, H_asm = _memory_assumptions(inst, _field(cert, "assumptions", "certificate"), theorem)
-    state = ", ".join(f"{name} {'holds' if h else 'fails'}" for name, h in held.items())
+    state, all_hold = _state(held, theorem)
     if verdict == "assumptions-fail":
         failing = [name for name, h in held.items() if not h]
         if not failing:
@@ -1060,8 +1081,8 @@ def _memory_theorem(cert, theorem, inst):
     name = THEOREMS[theorem][1][1]
     if H_asm is None:
         _nondegenerate(inst, theorem, H_star, name, "witness.H_star")
-    elif H_star != H_asm:
-        raise Rejected(f"witness.H_star is not the H* of Assumption {name}")
+    elif H_star != H_asm:                    # another set: it must satisfy the assumption too
+        _nondegenerate(inst, theorem, H_star, name, "witness.H_star")
     if _field(cert, "covers", "certificate") != "listed":
         raise Unreadable("covers: a memory-theorem certificate covers the listed sequences")
     rows = _rows(_field(cert, "sequences", "certificate"), "sequences")
@@ -1100,7 +1121,7 @@ def _memory_theorem(cert, theorem, inst):
         attended = [i for i, s in enumerate(scores) if s == top]
         head = sum(outs[i] for i in attended) / len(attended)
         _same(_field(row, "task_margin", where), star.numerator, star.denominator, f"{where}.task_margin",
-              "mu . P[M_j* | x]")
+              "the task margin mu . P[M_j* | x]")
         _same(_field(row, "head_output", where), head.numerator, head.denominator, f"{where}.head_output",
               "the attention output")
         if _field(row, "attended", where) != attended:
@@ -1117,7 +1138,7 @@ def _memory_theorem(cert, theorem, inst):
         if not bad:
             raise Rejected("refuted: no listed sequence in R has F(x) != F*(x)")
         x = list(seqs[bad[0]])
-        if all(held.values()):
+        if all_hold:
             return (f"accepted: Theorem {theorem} refuted: its assumptions hold (re-derived: {state}), and {who} "
                     f"disagrees with F* on x = {x[:20]} in R")
         return f"accepted: Theorem {theorem} refuted: {who} disagrees with F* on x = {x[:20]} in R; assumptions: {state}"

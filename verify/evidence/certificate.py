@@ -19,6 +19,7 @@ written: a certificate this module writes is one the checker reads.
 from __future__ import annotations
 
 import json
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -365,7 +366,7 @@ def evidence_certificate(model, theorem: str, evidence: dict) -> dict:
 
 def write_evidence_certificate(model, theorem: str, evidence: dict, path) -> dict:
     """:func:`evidence_certificate` written to ``path`` as JSON; returns it."""
-    return _write(evidence_certificate(model, theorem, evidence), path)
+    return _unbounded_digits(lambda: _write(evidence_certificate(model, theorem, evidence), path))
 
 
 # ---------------------------------------------------------------- writing
@@ -401,6 +402,17 @@ def _write(cert: dict, path) -> dict:
     return cert
 
 
+def _unbounded_digits(fn, *args):
+    """``fn(*args)`` with Python's limit on int/str conversions lifted (margins of long
+    sequences have tens of thousands of digits); the limit is restored after."""
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return fn(*args)
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
 def write_certificate(report, path) -> dict:
     """Build the certificate of ``report`` and write it to ``path`` as JSON; return it."""
-    return _write(build_certificate(report), path)
+    return _unbounded_digits(lambda: _write(build_certificate(report), path))

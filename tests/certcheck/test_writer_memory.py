@@ -12,19 +12,13 @@ import pytest
 
 import headprompt
 from headprompt import certcheck
+from tests.certcheck.claims import claim_is_true
 from tests.oracle import memory_conditional, memory_posterior
 
 
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("mcerts")
-    out = {}
-    for tid in ("4.3", "4.6", "C.6"):
-        path = tmp / f"{tid}.json"
-        report = headprompt.check(None, tid, samples=30, length=3, certificate=str(path))
-        assert report.verdict == "verified"
-        out[tid] = json.loads(path.read_text())
-    return out
+@pytest.fixture
+def certs(certificates):
+    return certificates
 
 
 def _in_R(cert):
@@ -89,8 +83,12 @@ def test_a_changed_instance_is_rejected(certs):
     j = (i + 1) % len(col)
     d = Fraction(col[i]) / 2
     W[i][0][0], W[j][0][0] = str(Fraction(col[i]) - d), str(Fraction(col[j]) + d)
-    with pytest.raises(certcheck.Rejected):
-        certcheck.check(cert)
+    try:                          # another instance: rejected, or (few rows listed) still true there
+        line = certcheck.check(copy.deepcopy(cert))
+    except certcheck.Rejected:
+        pass
+    else:
+        assert claim_is_true(cert, line)
     cert = copy.deepcopy(certs["4.3"])
     cert["instance"]["pM"][0] = _bump(cert["instance"]["pM"][0])
     with pytest.raises(certcheck.Rejected, match="pM"):
@@ -117,7 +115,7 @@ def test_an_H_star_without_the_rank_condition_is_rejected(certs):
 def test_memory_checker_arithmetic_matches_path_sums(certs):
     cert = certs["4.3"]
     block = cert["instance"]
-    inst = certcheck.MemoryInstance(block)
+    inst = certcheck.Memory(block)
     mhmm = headprompt.MemoryHMM.create(block["cells"], block["memory_values"], block["syntax_states"],
                                        block["A"], block["W"], block["pi0"], block["pM"], mu=block["mu"],
                                        target_cell=block["target_cell"])

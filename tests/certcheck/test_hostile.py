@@ -1,0 +1,132 @@
+"""Hostile input: every file is decided quickly with exit 2 and one line, never a traceback or
+a hang; lenient JSON forms are refused."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from headprompt import certcheck
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAD = '{"format": "headprompt-certificate", "version": 2, "theorem": "3.3", "claim": "theorem", '
+
+
+def _run(path, timeout=20):
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "headprompt.certcheck", str(path)], capture_output=True, text=True,
+                          timeout=timeout)
+    return done, time.perf_counter() - start
+
+
+HOSTILE = {
+    "lambda.json": HEAD + '"identity": {"lambda": "1e999999999"}}',
+    "cells.json": '{"format": "headprompt-certificate", "version": 2, "theorem": "4.3", "claim": "theorem", '
+                  '"instance": {"kind": "memory-hmm", "cells": 1000000000, "memory_values": 2, "syntax_states": 1}}',
+    "values.json": '{"format": "headprompt-certificate", "version": 2, "theorem": "4.3", "claim": "theorem", '
+                   '"instance": {"kind": "memory-hmm", "cells": 64, "memory_values": 4096, "syntax_states": 1}}',
+    "duplicate.json": HEAD + '"verdict": "refuted", "verdict": "verified"}',
+    "float.json": HEAD + '"version": 2.0}',
+    "nan.json": '{"format": NaN}',
+    "deep.json": "[" * 100000,
+    "digits.json": '{"x": ' + "9" * 400000 + "}",
+    "notjson.json": "{not json",
+    "utf8.json": '{"format": "h\u00e9"}',
+    "empty.json": "",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_files_end_with_exit_2_at_once(tmp_path, name):
+    path = tmp_path / name
+    path.write_text(HOSTILE[name], encoding="utf-8")
+    done, seconds = _run(path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert seconds < 10 and "Traceback" not in done.stderr
+    assert len((done.stdout + done.stderr).strip().splitlines()) == 1
+
+
+def test_special_files_are_not_read(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero"), tmp_path, tmp_path / "missing.json"):
+        done, seconds = _run(path, timeout=10)
+        assert done.returncode == 2 and seconds < 10, (path, done.stderr)
+        assert "Traceback" not in done.stderr
+
+
+def test_a_million_token_row_is_refused_before_work(tmp_path):
+    cert = {"format": certcheck.FORMAT, "version": certcheck.VERSION, "theorem": "3.3", "claim": "no-linear-head",
+            "instance": {"kind": "hmm", "A": [["1"]], "W": [["1"]], "pi0": ["1"], "mu": ["1"]},
+            "sequences": [[0] * 1_000_000], "certificate": {"y": ["1"], "z": ["0"]}}
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(cert))
+    done, seconds = _run(path)
+    assert done.returncode == 2 and "tokens" in done.stderr and seconds < 10
+
+
+@pytest.mark.parametrize("bad", ['"1_0"', '"\\u0661"', "true", '"1.5"', '"1e3"', '" 1"', '"1/0"', '"--1"',
+                                 '"0x10"', "[1]", "1.0"])
+def test_lenient_numbers_are_refused(certificates, bad):
+    cert = copy.deepcopy(certificates["3.3"])
+    certcheck.check(certcheck.loads(json.dumps(cert)))
+    cert["instance"]["pi0"][0] = "@@"
+    text = json.dumps(cert).replace('"@@"', bad)
+    with pytest.raises(certcheck.Unreadable, match="pi0|not an integer"):
+        certcheck.check(certcheck.loads(text))
+
+
+def test_booleans_are_not_labels(certificates):
+    cert = copy.deepcopy(certificates["3.3"])
+    row = next(r for r in cert["sequences"] if r["F"] == 1)
+    row["F"] = True
+    with pytest.raises(certcheck.Rejected, match="F is 1"):
+        certcheck.check(cert)
+
+
+def test_an_older_format_is_unreadable(certificates):
+    with pytest.raises(certcheck.Unreadable, match="version"):
+        certcheck.check({**certificates["3.3"], "version": 1})
+
+
+def test_cli_exit_codes(tmp_path, certificates):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(certificates["3.6"]))
+    bad = copy.deepcopy(certificates["3.6"])
+    bad["sequences"][0]["task_margin"] = "1/3"
+    badf = tmp_path / "bad.json"
+    badf.write_text(json.dumps(bad))
+    empty = copy.deepcopy(certificates["3.6"])
+    empty.update(covers="listed", sequences=[])
+    del empty["identity"]
+    emptyf = tmp_path / "empty.json"
+    emptyf.write_text(json.dumps(empty))
+    for args, code, word in ((["-m", "headprompt.certcheck", str(good)], 0, "accepted"),
+                             ([str(ROOT / "api" / "certcheck.py"), str(good)], 0, "accepted"),
+                             (["-m", "headprompt.certcheck", str(badf)], 1, "rejected: sequences[0]"),
+                             (["-m", "headprompt.certcheck", str(emptyf)], 1, "rejected: vacuous"),
+                             (["-m", "headprompt.certcheck"], 2, "usage")):
+        done = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60)
+        assert done.returncode == code, done.stdout + done.stderr
+        assert word in done.stdout + done.stderr
+        assert len((done.stdout + done.stderr).strip().splitlines()) == 1
+
+
+def test_checker_imports_only_the_standard_library():
+    tree = ast.parse((ROOT / "api" / "certcheck.py").read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "no relative imports"
+            names.add(node.module.split(".")[0])
+    assert names and names <= set(sys.stdlib_module_names) | {"__future__"}
