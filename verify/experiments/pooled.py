@@ -74,12 +74,14 @@ def _power(noise: np.ndarray, sizes: list[int], effects, alpha: float, seed: int
 
 
 def _setting_sds(d: np.ndarray, sizes: list[int]) -> np.ndarray:
-    """Each setting's observed SD; settings with one trial get the root mean within variance."""
+    """Each setting's observed SD; settings with one trial get the root mean within-setting
+    variance (the variance of all differences when every setting has one trial, as the rule
+    pools them)."""
     starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     parts = [d[starts[i]:starts[i + 1]] for i in range(len(sizes))]
     var = [float(p.var(ddof=1)) if len(p) > 1 else None for p in parts]
     known = [v for v in var if v is not None]
-    pooled = float(np.mean(known)) if known else 0.0
+    pooled = float(np.mean(known)) if known else float(d.var(ddof=1)) if len(d) > 1 else 0.0
     return np.sqrt([pooled if v is None else v for v in var])
 
 
@@ -157,9 +159,12 @@ def _decide(out: dict, p: float | None, alpha: float, adjusted: bool) -> dict:
             f"{out['effect']:g}")
     mde = out.get("mde")
     shown = f"p = {out['p']:.2g}" + (f", Holm-adjusted p = {p:.2g}" if adjusted else "")
-    return {**out, "verdict": "inconclusive",
-            "reason": f"underpowered: {shown}" + (f", detectable effect (80% power) {mde:.3f}" if mde else "")
-                      + (f"; {tail}" if tail else "")}
+    shown += f", detectable effect (80% power) {mde:.3f}" if mde else ""
+    if need and need <= math.ceil(out["pairs"] / out["settings"]):
+        return {**out, "verdict": "inconclusive",
+                "reason": f"no difference detected: {shown}; the design already has 80% power for an effect "
+                          f"of {out['effect']:g}"}
+    return {**out, "verdict": "inconclusive", "reason": f"underpowered: {shown}" + (f"; {tail}" if tail else "")}
 
 
 def _min_nonzero(alpha: float) -> int:
@@ -236,7 +241,8 @@ def verdict_after(pooled: dict, p_adjusted: float | None, *, alpha: float | None
     if pooled.get("reason_fixed") or p_adjusted is None:
         return out
     res = _decide(out, p_adjusted, alpha, True)
-    if (res["verdict"] == "inconclusive" and res["reason"].startswith("underpowered") and not out.get("trials_checked")
+    if (res["verdict"] == "inconclusive" and res["reason"].startswith(("underpowered", "no difference detected"))
+            and not out.get("trials_checked")
             and out.get("setting_sds")):
         out["trials_needed"] = trials_needed(out["setting_sds"], out["settings"], out["effect"], alpha=alpha,
                                              seed=out.get("seed", 0),

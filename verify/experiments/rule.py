@@ -20,8 +20,9 @@ spread, skewness and ties.
   2. Hall's (1992) skewness-corrected t, ``g(T) = ((1 + c T)^3 - 1) / (3 c) + gamma / (6 sqrt(N))``
      with ``c = gamma / (3 sqrt(N))`` (held at its value at ``c T = -1/2`` beyond, where the cubic
      would flatten and floor the p-value), against ``t(df)``, where the pooled within-setting
-     skewness ``gamma`` is widened by ``HALL_ALLOWANCE * sqrt(6 / N)`` (1.5 standard errors of
-     a skewness estimate) toward the side that makes the tested direction harder;
+     skewness ``gamma`` is widened by ``HALL_ALLOWANCE * sqrt(6 / N_v)`` (1.5 standard errors of
+     a skewness estimate from ``N_v = (sum n_s v_s)^2 / sum n_s v_s^2`` pairs, Kish's effective
+     count when settings differ in spread) toward the side that makes the tested direction harder;
   3. the t with a skewness allowance ``|gamma| <= GAMMA_MAX`` (the first Edgeworth term,
      ``P(T <= -x) ~ F_t(-x) + gamma / (6 sqrt(N_eff)) (2 x^2 + 1) phi(x)``, ``N_eff`` the
      effective number of pairs for the setting variances), which holds where the sample hides
@@ -52,7 +53,7 @@ __all__ = ["design_strata", "rule_pvalues", "flip_patterns", "holm", "EXACT_FLIP
 EXACT_FLIPS = 12      # enumerate all 2^N sign patterns up to this many pairs
 FLIPS = 4095          # seeded random sign patterns beyond (plus the identity)
 GAMMA_MAX = 0.5       # the skewness allowance of component 3
-HALL_ALLOWANCE = 1.5  # component 2 widens the sample skewness by this many sqrt(6/N)
+HALL_ALLOWANCE = 1.5  # component 2 widens the sample skewness by this many sqrt(6 / N_v)
 
 
 def design_strata(sizes: list[int]) -> list[list[int]]:
@@ -81,11 +82,13 @@ def flip_patterns(n: int, seed: int = 0, flips: int = FLIPS) -> tuple[np.ndarray
 
 
 def _moments(d: np.ndarray, strata: list[list[int]]):
-    """Per table (rows of ``d``, ``(R, N)``): estimate, se, df, N_eff, pooled skewness."""
+    """Per table (rows of ``d``, ``(R, N)``): estimate, se, df, the effective pairs for the
+    skewness of the mean and for the pooled moments, and the pooled skewness."""
     n_all = d.shape[1]
     est = d.sum(1) / n_all
     acc = np.zeros(len(d))
     acc15 = np.zeros(len(d))
+    acc2 = np.zeros(len(d))
     dfden = np.zeros(len(d))
     m2 = np.zeros(len(d))
     m3 = np.zeros(len(d))
@@ -97,15 +100,17 @@ def _moments(d: np.ndarray, strata: list[list[int]]):
         v = (r * r).sum(1) / (n - 1)
         acc += n * v
         acc15 += n * v ** 1.5
+        acc2 += n * v * v
         dfden += (n * v / n_all ** 2) ** 2 / (n - 1)
         m2 += (r * r).sum(1)
         m3 += (r ** 3).sum(1)
     with np.errstate(divide="ignore", invalid="ignore"):
+        neff2 = acc ** 2 / acc2          # Kish: the pairs the pooled moments effectively rest on
         se = np.sqrt(acc) / n_all
         df = (acc / n_all ** 2) ** 2 / dfden
         neff = acc ** 3 / acc15 ** 2
         gamma = m3 * math.sqrt(n_all) / m2 ** 1.5
-    return est, se, df, neff, gamma
+    return est, se, df, neff, np.minimum(neff2, n_all), gamma
 
 
 def _flip_stat(d: np.ndarray, strata: list[list[int]], pats: np.ndarray):
@@ -140,7 +145,7 @@ def rule_pvalues(d: np.ndarray, sizes: list[int], *, seed: int = 0, flips: int =
     d = np.atleast_2d(np.asarray(d, dtype=float))
     n_all = d.shape[1]
     strata = design_strata(sizes)
-    est, se, df, neff, gamma = _moments(d, strata)
+    est, se, df, neff, neff2, gamma = _moments(d, strata)
     zero_var = ~(se > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(zero_var, 0.0, est / se)
@@ -158,7 +163,7 @@ def rule_pvalues(d: np.ndarray, sizes: list[int], *, seed: int = 0, flips: int =
     # 2. Hall's transformation with the skewness widened against the tested direction
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         g = np.nan_to_num(gamma)
-        allow = hall_allowance * math.sqrt(6.0 / n_all)
+        allow = hall_allowance * np.sqrt(6.0 / neff2)
 
         def hall(gm):
             # g(T) = ((1 + c T)^3 - 1) / (3 c) + c / 2, c = gamma / (3 sqrt(N)); where c T < -1/2 the
