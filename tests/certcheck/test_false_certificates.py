@@ -34,7 +34,8 @@ def test_a_zero_prompt_proves_nothing(certificates):
             "certificate": {"y": ["1"], "z": ["0"]}, "prompt": ["0"] * len(good["instance"]["pi0"])}
     _refused(zero, certcheck.Vacuous, "prompt u = 0")
     # the same inside a theorem certificate claiming the assumptions fail
-    fake = {k: v for k, v in good.items() if k not in ("witness", "identity", "covers", "sequences")}
+    fake = {k: v for k, v in good.items() if k not in ("witness", "identity", "covers", "sequences",
+                                                      "sequences_checked_by_verify")}
     fake.update(verdict="assumptions-fail", motzkin=[{k: zero[k] for k in ("sequences", "labels", "certificate",
                                                                             "prompt")}])
     _refused(fake, certcheck.Rejected, "every assumption")
