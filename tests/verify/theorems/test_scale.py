@@ -16,6 +16,7 @@ from scipy import sparse
 from headprompt.models.exceptions import ValidationError
 from headprompt.models.generate.blocks import block_hmm
 from headprompt.models.hmm.large import LargeHMM
+from headprompt.models.hmm.npz import read_npz
 from headprompt.models.hmm.values import HMM
 from headprompt.models.inference.sparse import exact_backward0
 from headprompt.verify.theorems.vanilla.assumptions import check_32, reachable, support_graph_period
@@ -194,3 +195,22 @@ def test_ray_tasks_give_the_local_verdict_and_counts():
     assert split["sequences_on"].startswith("Ray tasks")
     for key in ("verdict", "labels", "sequences", "identity", "assumptions"):
         assert split[key] == local[key]
+
+
+def test_a_fitted_hmmlearn_model_saved_as_npz_is_checked_the_same_way(tmp_path):
+    hmm_mod = pytest.importorskip("hmmlearn.hmm")
+    m = block_hmm(1100, 40, rng=np.random.default_rng(6), screen=50, length=4)
+    f = m.float_form()
+    fitted = hmm_mod.CategoricalHMM(n_components=1100, n_features=40, init_params="")
+    fitted.startprob_ = f["pi0"] / f["pi0"].sum()
+    fitted.transmat_ = f["A"].toarray().T
+    fitted.emissionprob_ = f["W"].toarray().T
+    learned = HMM.from_hmmlearn(fitted, start="h0", mu=f["mu"])
+    learned.save(tmp_path / "fitted.npz")                       # float, sparse (A and W are 0.5% and 2.5% dense)
+    assert sparse.issparse(read_npz(tmp_path / "fitted.npz").arrays["A"])
+    proc = _verify("theorem", "3.6", "--hmm", str(tmp_path / "fitted.npz"), "--rationalize", "0", "--samples", "100",
+                   "--length", "4", "--json")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)
+    assert r["verdict"] == "verified" and "greedy cover" in r["assumptions"]["3.5"]["why"]
+    assert r["instance"]["rationalized"]["max_entry_change"] < 1100 * 2.0 ** -32
