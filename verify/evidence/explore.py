@@ -222,9 +222,9 @@ def construction_check(model, theorem: str, sequences, *, relaxed_ok: bool = Tru
 
 def statement_evidence(model, theorem: str, sequences, *, first_B=None) -> dict | None:
     """Checked statement-level evidence (module docstring), or None when there is none: the
-    certificates of :func:`~.refute.statement_certificate` (for 3.6 the per-prompt family counts
+    certificates of :func:`~.statement.statement_certificate` (for 3.6 the per-prompt family counts
     here too, as the search's statement-level evidence about that family)."""
-    from .refute import statement_certificate
+    from .statement import statement_certificate
 
     st = statement_certificate(model, theorem, sequences, first_B=first_B, family_seconds=None)
     return st if st is not None and st["checked"] else None

@@ -54,7 +54,7 @@ def _write(kind: str, directory: str | None, write) -> str | None:
 def _vanilla(model: HMM | None, seed: int, directory: str | None) -> dict:
     from .certificate import write_certificate, write_evidence_certificate
     from .explore import short_sequences
-    from .refute import shortest_statement_certificate
+    from .statement import shortest_statement_certificate
 
     hidden, vocab = VANILLA_SIZES
     opts = {"model": model} if model is not None else {"hidden": hidden, "vocab": vocab}
