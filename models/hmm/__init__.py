@@ -1,10 +1,12 @@
 """The HMM value types and everything exact about an instance.
 
-- :mod:`.values`: :class:`HMM` and :class:`MemoryHMM`, immutable and validated once;
+- :mod:`.values`: :class:`HMM` and :class:`MemoryHMM`, immutable and validated once (their
+  shared base in :mod:`.base`, the validated, owned arrays in :mod:`.arrays`);
 - :mod:`.files`: instance and witness files, read and written exactly;
 - :mod:`.task`: the downstream task ``F*``; :mod:`.limits`: input limits decided from sizes;
 - :mod:`.rational`, :mod:`.linalg`: exact numbers and exact linear algebra;
-- :mod:`.rationalize`, :mod:`.learned`: float (learned) models made exact, hmmlearn interop.
+- :mod:`.rationalize`, :mod:`.learned`: float (learned) models made exact, hmmlearn interop;
+  :mod:`.distance`: how far such a conversion moves what the theorems read.
 """
 
 from .values import FLOAT_TOLERANCE, HMM, MemoryHMM, as_array
