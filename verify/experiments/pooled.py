@@ -22,7 +22,7 @@ SIM_TABLES = 200  # simulated tables per power evaluation
 SIM_FLIPS = 1023  # sign patterns of the flip component in power simulations (beyond exact enumeration)
 MAX_TRIALS = 200  # the largest trials per setting a prospective count reports
 METHOD = ("stratified mean paired difference; p = max(sign-flip of the studentized mean (exact up to 12 "
-          "pairs, else 4,095 seeded patterns), Hall's skewness-corrected t (skewness widened by 1.5 SE), "
+          "pairs, else 4,095 seeded patterns), Hall's skewness-corrected t (skewness widened by one SE), "
           "t with a skewness allowance of 0.5); interval by inverting the test")
 
 

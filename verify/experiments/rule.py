@@ -18,9 +18,9 @@ spread, skewness and ties.
      the identity); it gives the minimum reachable p ``2^(1 - m)``, ``m`` the nonzero
      differences (``2 / (FLIPS + 1)`` at least, with random patterns);
   2. Hall's (1992) skewness-corrected t, ``g(T) = ((1 + c T)^3 - 1) / (3 c) + gamma / (6 sqrt(N))``
-     with ``c = gamma / (3 sqrt(N))`` (held at its value at ``c T = -1/2`` beyond, where the cubic
-     would flatten and floor the p-value), against ``t(df)``, where the pooled within-setting
-     skewness ``gamma`` is widened by ``HALL_ALLOWANCE * sqrt(6 / N_v)`` (1.5 standard errors of
+     with ``c = gamma / (3 sqrt(N))`` (``c T`` held at ``-1/2`` below, where the cubic would
+     flatten and floor the p-value: there ``g = 7 T / 12``), against ``t(df)``, where the pooled within-setting
+     skewness ``gamma`` is widened by ``HALL_ALLOWANCE * sqrt(6 / N_v)`` (one standard error of
      a skewness estimate from ``N_v = (sum n_s v_s)^2 / sum n_s v_s^2`` pairs, Kish's effective
      count when settings differ in spread) toward the side that makes the tested direction harder;
   3. the t with a skewness allowance ``|gamma| <= GAMMA_MAX`` (the first Edgeworth term,
@@ -53,7 +53,7 @@ __all__ = ["design_strata", "rule_pvalues", "flip_patterns", "holm", "EXACT_FLIP
 EXACT_FLIPS = 12      # enumerate all 2^N sign patterns up to this many pairs
 FLIPS = 4095          # seeded random sign patterns beyond (plus the identity)
 GAMMA_MAX = 0.5       # the skewness allowance of component 3
-HALL_ALLOWANCE = 1.5  # component 2 widens the sample skewness by this many sqrt(6 / N_v)
+HALL_ALLOWANCE = 1.0  # component 2 widens the sample skewness by this many sqrt(6 / N_v)
 
 
 def design_strata(sizes: list[int]) -> list[list[int]]:
@@ -166,15 +166,11 @@ def rule_pvalues(d: np.ndarray, sizes: list[int], *, seed: int = 0, flips: int =
         allow = hall_allowance * np.sqrt(6.0 / neff2)
 
         def hall(gm):
-            # g(T) = ((1 + c T)^3 - 1) / (3 c) + c / 2, c = gamma / (3 sqrt(N)); where c T < -1/2 the
-            # cubic flattens toward its stationary point c T = -1, so beyond T0 = -1 / (2 c) the
-            # correction is held at its value there: g(T) = g(T0) + (T - T0) (monotone, no floor)
-            c = gm / (3 * math.sqrt(n_all))
-            lin = np.abs(c) < 1e-12
-            cs = np.where(lin, 1.0, c)
-            tt = np.where(cs * t < -0.5, -0.5 / cs, t)
-            moved = np.where(lin, t, ((1 + cs * tt) ** 3 - 1) / (3 * cs) + (t - tt))
-            return moved + gm / (6 * math.sqrt(n_all))
+            # Hall's g(T) = ((1 + c T)^3 - 1) / (3 c) = T (1 + x + x^2 / 3), x = c T, c = gamma / (3 sqrt(N));
+            # the cubic flattens toward its stationary point x = -1 (a floor on the p-value), so x is
+            # held at -1/2 below: g = 7 T / 12 there (monotone in T and in gamma)
+            x = np.maximum(gm / (3 * math.sqrt(n_all)) * t, -0.5)
+            return t * (1 + x + x * x / 3) + gm / (6 * math.sqrt(n_all))
 
         h_up = stats.t.sf(hall(g - allow), df)
         h_dn = stats.t.cdf(hall(g + allow), df)
