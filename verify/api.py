@@ -21,14 +21,11 @@ import numpy as np
 
 from ..models.exceptions import InputError
 
-from .theorems.registry import theorem_spec
+from .theorems.registry import DETAILS, theorem_spec
 from .theorems.requests import TheoremRequest
 
 __all__ = ["check", "check_paths", "load", "run_theorem", "TheoremReport", "EXIT_CODES", "DETAILS"]
 
-DETAILS = "_details"
-"""Key under which a report builder leaves the checked model, witness and sequences for
-:meth:`TheoremReport.to_frame`; :func:`run_theorem` removes it, so it never reaches JSON."""
 
 # verdict -> exit code of ``verify theorem`` (SPEC section 4): 0, 1 and 3 are proofs; an
 # uncertified (float) run exits 5 whatever its verdict.

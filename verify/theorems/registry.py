@@ -24,7 +24,13 @@ from ...models.exceptions import InputError
 from ...models.paper import THEOREM_ASSUMPTIONS
 
 __all__ = ["TheoremSpec", "THEOREMS", "THEOREM_IDS", "theorem_spec", "assumption_checks",
-           "check_assumptions", "public_assumptions"]
+           "check_assumptions", "public_assumptions", "DETAILS"]
+
+DETAILS = "_details"
+"""Key under which a report builder leaves the checked model, witness and sequences for
+:meth:`~headprompt.verify.api.TheoremReport.rows`; :func:`~headprompt.verify.api.run_theorem`
+removes it, so it never reaches JSON. (Here, below the report builders, so that they need not
+import the API above them.)"""
 
 
 @dataclass(frozen=True)

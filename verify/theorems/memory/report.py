@@ -22,7 +22,7 @@ from . import assumptions as masm
 from ...evidence import sequences as seqs
 from .check import check_sequences, cross_check, decide_direct, identity_check
 from ...render import lengths_checked, lengths_text, progress_bar
-from ...api import DETAILS
+from ..registry import DETAILS
 from ..common import check_work, label_counts, load_task_instance, resolve_witness, settle_verdict
 from ..rationalized import rationalized_source
 from ..multiclass import multiclass_mode

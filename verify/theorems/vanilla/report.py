@@ -19,7 +19,7 @@ from ...evidence.certificates import (check_no_linear_head_certificate, find_no_
                            prompt_family_certificates)
 from .check import check_sequences, decide_direct, identity_check
 from ...render import lengths_checked, lengths_text, progress_bar
-from ...api import DETAILS
+from ..registry import DETAILS
 from ..common import check_work, label_counts, load_task_instance, resolve_witness, settle_verdict
 from ..rationalized import rationalized_source
 from ..multiclass import multiclass_mode
