@@ -11,9 +11,10 @@ exactly 0, with ``k`` settings (strata) of ``n`` trials, and runs the rule exact
 ``pooled_test`` does (same sign patterns, same seed): the rate of "supported" (p < 0.05 with a
 positive estimate), of "contradicted", and their sum, each with its Monte Carlo standard
 error ``sqrt(r (1 - r) / reps)``. The rule states a two-sided level of 5%: the sum must be at
-or below 5% within Monte Carlo error in every null design. Columns ``t`` and ``flip`` give the
-same rate for the plain stratified t-test and the sign-flip test alone (what the rule
-replaces). Power designs shift the differences by an effect in units of the noise scale.
+or below 5% within Monte Carlo error in every null design. Columns ``t``, ``flip``, ``Hall``
+and ``skew`` give the same rate for the plain stratified t-test and for each of the rule's three
+components alone (the rule rejects only when all three do). Power designs shift the
+differences by an effect in units of the noise scale.
 
 Null designs (setting ``s`` of ``k`` has noise scale ``1 + 3 s / (k - 1)`` unless "equal"):
   normal       normal, equal scales              normal-het   normal, scales 1..4
@@ -38,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from headprompt.verify.experiments.rule import rule_pvalues
+from headprompt.verify.experiments.rule import EXACT_FLIPS, FLIPS, GAMMA_MAX, HALL_ALLOWANCE, rule_pvalues
 
 ALPHA = 0.05
 KS = (1, 2, 4, 7)
@@ -89,11 +90,13 @@ def rates(d: np.ndarray, sizes: list[int], chunk: int = 500) -> dict:
     """Rejection counts of the rule and of the plain t and sign-flip tests (per direction)."""
     from scipy import stats
 
-    out = {m: [0, 0] for m in ("rule", "t", "flip")}
+    out = {m: [0, 0] for m in ("rule", "t", "flip", "hall", "skew")}
     for i in range(0, len(d), chunk):
         r = rule_pvalues(d[i:i + chunk], sizes)
         pos = r["estimate"] > 0
-        for m, p in (("rule", r["p"]), ("flip", r["p_flip"]),
+        zero = r["zero_variance"]
+        for m, p in (("rule", r["p"]), ("flip", r["p_flip"]), ("hall", np.where(zero, r["p_flip"], r["p_hall"])),
+                     ("skew", np.where(zero, r["p_flip"], r["p_skew"])),
                      ("t", np.where(r["zero_variance"], r["p_flip"],
                                     2 * stats.t.sf(np.abs(r["t"]), np.nan_to_num(r["df"], nan=1.0))))):
             rej = np.nan_to_num(p, nan=1.0) < ALPHA
@@ -139,7 +142,7 @@ def main(argv=None) -> int:
     t0 = time.time()
     lines, rows = [], []
     head = (f"{'design':<22}{'k':>3}{'n':>4}   {'rule: supported':>15} {'contradicted':>13} {'total':>13}"
-            f"   {'t total':>13} {'flip total':>13}")
+            f"   {'t total':>13} {'flip total':>13} {'Hall total':>13} {'skew total':>13}")
 
     def emit(kind: str, dist: str, k: int, n: int, sizes: list[int], effect: float = 0.0) -> None:
         d = draw(dist, sizes, reps, rng)
@@ -152,7 +155,8 @@ def main(argv=None) -> int:
         total = {m: c[m][0] + c[m][1] for m in c}
         line = (f"{dist + (f' +{effect:g}' if effect else ''):<22}{k:>3}{n:>4}   {fmt_rate(c['rule'][0], reps):>15} "
                 f"{fmt_rate(c['rule'][1], reps):>13} {fmt_rate(total['rule'], reps):>13}   "
-                f"{fmt_rate(total['t'], reps):>13} {fmt_rate(total['flip'], reps):>13}")
+                f"{fmt_rate(total['t'], reps):>13} {fmt_rate(total['flip'], reps):>13} "
+                f"{fmt_rate(total['hall'], reps):>13} {fmt_rate(total['skew'], reps):>13}")
         lines.append(line)
         print(line, flush=True)
 
@@ -194,7 +198,12 @@ def main(argv=None) -> int:
     if args.save:
         prefix = Path(args.save)
         prefix.parent.mkdir(parents=True, exist_ok=True)
+        import subprocess
+
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
         config = {"reps": reps, "seed": args.seed, "alpha": ALPHA, "ks": list(ks), "ns": list(ns), "quick": args.quick,
+                  "rule": {"gamma_max": GAMMA_MAX, "hall_allowance": HALL_ALLOWANCE, "flips": FLIPS,
+                           "exact_flips": EXACT_FLIPS}, "commit": commit,
                   "command": "python -m benchmarks.calibration " + " ".join(argv if argv is not None else sys.argv[1:])}
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         header = [f"# calibration of the verdict rule, {stamp}, {seconds:.0f} s", f"# config: {json.dumps(config)}",
