@@ -74,6 +74,9 @@ FEATURES = {"3.3": "G_1(∅, x)", "3.6": "Gbar_2(u, e(∅), e(x))", "4.3": "G_1(
             "4.6": "G_1(∅, x) of the memory-augmented HMM", "C.6": "G_1(∅, x) of the memory-augmented HMM"}
 
 
+_ORIGIN = {"construction": "the paper's construction, as its writer says", "given": "a given witness"}
+
+
 class Rejected(Exception):
     """A claim of the certificate does not hold (the message names it). Exit 1."""
 
@@ -791,7 +794,8 @@ def _vanilla_theorem(cert, theorem, inst):
             if verdict == "verified":
                 raise Rejected(f"{where}: F(x) = {got} disagrees with F*(x) = {star} on x = {list(seqs[k])[:20]}")
             bad.append(k)
-    who = "the witness its writer labels the paper's construction" if source == "construction" else "a given witness"
+    parts = "b" if theorem == "3.3" else "b, u"
+    who = f"the witness ({parts}; {_ORIGIN[source]})"
     if verdict == "refuted":
         if not bad:
             raise Rejected("refuted: no listed sequence with Pr(x) > 0 has F(x) != F*(x)")
@@ -800,7 +804,7 @@ def _vanilla_theorem(cert, theorem, inst):
                 f"x = {x[:20]}{' ...' if len(x) > 20 else ''} (Pr(x) > 0)")
         if not all_hold:
             tail = f"{who} disagrees with F* on x = {x[:20]} (Pr(x) > 0); assumptions: {state}"
-        return f"accepted: Theorem {theorem} refuted: {tail}"
+        return f"accepted: Theorem {theorem} refuted: {tail} (the witness is refuted, not the theorem)"
     classes = 2 if inst.binary else len(inst.mu)
     if len(seen) < classes:
         missing = sorted(set(range(classes)) - seen)
@@ -808,7 +812,7 @@ def _vanilla_theorem(cert, theorem, inst):
                       "failed on that class")
     scope = ("every sequence x with Pr(x) > 0 (by the identity)" if covers == "identity"
              else f"the {len(set(seqs))} listed sequences")
-    return (f"accepted: Theorem {theorem} verified: {who} (b{'' if theorem == '3.3' else ', u'}) gives F(x) = F*(x) "
+    return (f"accepted: Theorem {theorem} verified: {who} gives F(x) = F*(x) "
             f"on {scope}, {len(seqs)} sequences recomputed, {classes} classes occur; assumptions re-derived: {state}")
 
 
@@ -1116,19 +1120,20 @@ def _memory_theorem(cert, theorem, inst):
             if verdict == "verified":
                 raise Rejected(f"{where}: F(x) = {h_label} disagrees with F*(x) = {s_label} on x = {list(seq)[:20]} in R")
             bad.append(k)
-    who = "the witness its writer labels the paper's construction" if source == "construction" else "a given witness"
+    who = f"the witness (attention head{'' if u is None else ' and prompt'}; {_ORIGIN[source]})"
     if verdict == "refuted":
         if not bad:
             raise Rejected("refuted: no listed sequence in R has F(x) != F*(x)")
         x = list(seqs[bad[0]])
         if all_hold:
             return (f"accepted: Theorem {theorem} refuted: its assumptions hold (re-derived: {state}), and {who} "
-                    f"disagrees with F* on x = {x[:20]} in R")
-        return f"accepted: Theorem {theorem} refuted: {who} disagrees with F* on x = {x[:20]} in R; assumptions: {state}"
+                    f"disagrees with F* on x = {x[:20]} in R (the witness is refuted, not the theorem)")
+        return (f"accepted: Theorem {theorem} refuted: {who} disagrees with F* on x = {x[:20]} in R; assumptions: "
+                f"{state} (the witness is refuted, not the theorem)")
     if len(seen) < 2:
         raise Vacuous(f"{in_R} listed sequences lie in R and none has F*(x) = {min({0, 1} - seen)}: "
                       "the claim could not have failed on that label")
-    return (f"accepted: Theorem {theorem} verified: {who} (attention head{'' if u is None else ' and prompt'}) gives "
+    return (f"accepted: Theorem {theorem} verified: {who} gives "
             f"F(x) = F*(x) on the {in_R} listed sequences in R (of {len(set(seqs))} listed, membership recomputed); "
             f"assumptions re-derived: {state}")
 
