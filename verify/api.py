@@ -98,17 +98,29 @@ class TheoremReport:
             self._cache[key] = report_rows(self.request.id, self.details, exact=bool(exact))
         return [dict(r, sequence=list(r["sequence"])) for r in self._cache[key]]
 
-    def to_frame(self, *, exact: bool = False, digits: int = 20):
-        """:meth:`rows` as a pandas DataFrame (``pip install pandas``). With ``exact`` the margins
-        are decimals (``digits`` significant digits, correctly rounded) with the exact fractions a
-        column away (``task_margin_exact``, ``head_margin_exact``); otherwise floats with their
-        certified bounds.
+    def to_frame(self, *, exact: bool | None = None, digits: int = 20):
+        """:meth:`rows` as a pandas DataFrame (``pip install pandas``). Exact margins are shown as
+        decimals (``digits`` significant digits, correctly rounded) with the exact fractions a
+        column away (``task_margin_exact``, ``head_margin_exact``); ``exact=False`` gives floats
+        with their certified bounds. By default (``None``) exact, unless exact rows would exceed
+        the limits of exact checks: then floats with bounds, and a ``UserWarning`` says so.
 
         Raises:
             ImportError: pandas is not installed (the message says how to install it).
+            LimitError: ``exact=True`` past the limits of exact checks.
         """
+        from ..models.exceptions import LimitError
         from .report_view import rows_frame
 
+        if exact is None:
+            try:
+                return rows_frame(self.rows(exact=True), exact=True, digits=digits)
+            except LimitError as exc:
+                import warnings
+
+                warnings.warn(f"to_frame: exact margins refused ({exc}); showing floats with certified bounds",
+                              stacklevel=2)
+                exact = False
         return rows_frame(self.rows(exact=exact), exact=exact, digits=digits)
 
     def plot(self, *, ax=None, near: float | None = None):

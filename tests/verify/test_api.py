@@ -202,7 +202,8 @@ def test_to_frame_has_decimal_margins_with_the_exact_form_beside_them():
         exact = Fraction(text)
         assert isinstance(dec, Decimal) and abs(Fraction(dec) - exact) <= abs(exact) * Fraction(1, 10 ** 19)
         assert f_star == int(exact >= 0)
-    floats = report.to_frame()
+    assert frame.equals(report.to_frame())                       # exact by default
+    floats = report.to_frame(exact=False)
     assert (abs(floats["task_margin"] - live["task_margin_exact"].map(lambda t: float(Fraction(t))))
             <= floats["task_margin_bound"] + 1e-300).dropna().all()
 
@@ -304,3 +305,24 @@ def test_one_way_in_no_aliases_of_old_import_paths():
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(old)
     assert not [f for f in sys.meta_path if type(f).__module__.startswith("headprompt")]
+
+
+def test_to_frame_falls_back_to_bounded_floats_past_the_exact_limits(monkeypatch):
+    pytest.importorskip("pandas")
+    from headprompt.models.exceptions import LimitError
+    from headprompt.verify.theorems import common
+
+    report = headprompt.check(None, "4.6", samples=30, length=3)
+    sized = common.check_fallback
+
+    def refuse_large(sequences, *args, **kwargs):      # the exact rows (all of them) are too many
+        if sequences > 10:
+            raise LimitError(f"{sequences} sequences: over the limit (test)")
+        return sized(sequences, *args, **kwargs)
+
+    monkeypatch.setattr(common, "check_fallback", refuse_large)
+    with pytest.warns(UserWarning, match="exact margins refused"):
+        frame = report.to_frame()
+    assert "task_margin_bound" in frame.columns and "task_margin_exact" not in frame.columns
+    with pytest.raises(LimitError):
+        report.to_frame(exact=True)
