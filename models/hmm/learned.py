@@ -99,10 +99,12 @@ def stationary_law(A: Any) -> np.ndarray:
     return p / p.sum()
 
 
-def start_to_initial(A: Any, start: Any, reading: str = "h1", *, tolerance: float = FLOAT_TOLERANCE) -> np.ndarray:
+def start_to_initial(A: Any, start: Any, reading: str = "h1", *, tolerance: float = FLOAT_TOLERANCE,
+                     name: str = "startprob_", source: str = "hmmlearn") -> np.ndarray:
     """Our ``pi0`` from hmmlearn's ``startprob_`` under ``reading`` (module docstring):
     ``"h1"`` (``A pi0 = startprob_``, or the closest, with a :class:`StartLawWarning` when the
-    distance exceeds ``tolerance``), ``"h0"`` (``pi0 = startprob_``) or ``"stationary"``.
+    distance exceeds ``tolerance``), ``"h0"`` (``pi0 = startprob_``) or ``"stationary"``;
+    ``name`` and ``source`` name the start law in the warning (dynamax: ``initial.probs``).
 
     Raises:
         InputError: an unknown ``reading``, or shapes that disagree.
@@ -120,8 +122,8 @@ def start_to_initial(A: Any, start: Any, reading: str = "h1", *, tolerance: floa
     pi0, distance = closest_initial(A, start)
     if distance > tolerance:
         warnings.warn(StartLawWarning(
-            f"startprob_ is not P[H_1] = A pi0 for any pi0 (hmmlearn's first state is our H_1); used the "
-            f"closest pi0, at total variation {distance:.3g} from startprob_ (start='h0' or 'stationary' "
+            f"{name} is not P[H_1] = A pi0 for any pi0 ({source}'s first state is our H_1); used the "
+            f"closest pi0, at total variation {distance:.3g} from {name} (start='h0' or 'stationary' "
             "read it otherwise)", distance), stacklevel=4)
     return pi0
 
@@ -290,7 +292,7 @@ def _from_start_law(start_law: np.ndarray, A: np.ndarray, W: np.ndarray, *, pi0:
         raise InputError(f"start: expected one of {', '.join(map(repr, START_READINGS))}, found {start!r}")
     start_law, A, W = renormalize(start_law, A, W, names=(name,) + names, source=source, dtype=dtype)
     if pi0 is None:
-        pi0 = start_to_initial(A, start_law, start)
+        pi0 = start_to_initial(A, start_law, start, name=name, source=source)
     elif start != "h1":
         raise InputError(f"pi0: give either pi0= or start={start!r}, not both")
     else:
