@@ -61,7 +61,9 @@ LIMITS = {
     "lifted_states": 4096,             # |M|^N |H| of a memory instance
     "rows": 20_000,                    # listed sequences
     "length": 100_000,                 # tokens of one sequence
-    "work": 2 * 10 ** 9,               # sum over rows of length x (nonzeros of A + |H|)
+    "steps": 3 * 10 ** 8,              # vanilla backward passes: sum_x |x| (nonzeros of A + |H|)
+    "digit_steps": 10 ** 11,           # the same weighted by the digits the integers grow to
+    "memory_steps": 3 * 10 ** 7,       # memory: sum_x (|x| + 1) x lifted states x (|H| + 1) x 3
 }
 """Every size is checked against these before any work; over a limit is exit 2 (unreadable)."""
 
@@ -181,6 +183,28 @@ def read_file(path: str):
     finally:
         os.close(fd)
     return loads(b"".join(chunks))
+
+
+def backward_cost(lengths, nonzeros: int, states: int, growth: int) -> str:
+    """What over the limits the vanilla backward passes of sequences of these lengths need
+    (``""`` when within): steps, and steps weighted by the digits the integers reach (a step at
+    depth ``t`` handles numbers of about ``t * growth`` digits)."""
+    per = nonzeros + states
+    steps = sum(lengths) * per
+    if steps > LIMITS["steps"]:
+        return f"{steps} backward steps, over the limit of {LIMITS['steps']}"
+    digits = sum(t * (t + 1) // 2 for t in lengths) * per * growth
+    if digits > LIMITS["digit_steps"]:
+        return f"{digits} digit-steps, over the limit of {LIMITS['digit_steps']}"
+    return ""
+
+
+def memory_cost(lengths, lifted: int, states: int) -> str:
+    """The same for a memory-augmented HMM's lifted chain (``""`` when within)."""
+    steps = sum(t + 1 for t in lengths) * lifted * (states + 1) * 3
+    if steps > LIMITS["memory_steps"]:
+        return f"about {steps} lifted-chain steps, over the limit of {LIMITS['memory_steps']}"
+    return ""
 
 
 def _field(d, key, where):
@@ -444,10 +468,14 @@ class Vanilla:
         wb = [w * b for w, b in zip(self.Wint[z], beta)]
         return [sum(a * wb[i] for i, a in col) for col in self.cols]
 
+    def growth(self):
+        """Decimal digits the backward message gains per step (at most ``log10(DA DW |H|)``)."""
+        return (self.DA * self.DW * self.n).bit_length() * 30103 // 100000 + 1
+
     def budget(self, seqs):
-        work = sum(len(s) for s in seqs) * (self.nnz + self.n)
-        if work > LIMITS["work"]:
-            raise Unreadable(f"the listed sequences need {work} steps, over the limit of {LIMITS['work']}")
+        over = backward_cost([len(s) for s in seqs], self.nnz, self.n, self.growth())
+        if over:
+            raise Unreadable(f"the listed sequences need {over}")
 
     def betas(self, seqs):
         """Yield ``(k, beta_k)`` for every sequence, ``beta_k[h] = P[x_k | previous state h]``
@@ -455,7 +483,8 @@ class Vanilla:
         self.budget(seqs)
         order = sorted(range(len(seqs)), key=lambda k: seqs[k][::-1])
         path, stack = [], [[1] * self.n]
-        share = max((len(s) for s in seqs), default=0) * self.n <= 4_000_000
+        longest = max((len(s) for s in seqs), default=0)
+        share = longest * longest * self.n * self.growth() <= 4 * 10 ** 8     # the stack's digits
         for k in order:
             r = seqs[k][::-1]
             common = 0
@@ -859,41 +888,55 @@ class Memory:
             _stochastic(*scaled(vec), f"instance.{name}")
         self.L = len(self.configs) * n
         self.support = [[i for i in range(n) if self.A[i][h]] for h in range(n)]
+        # integer forms: every message below is exact up to one positive factor per position,
+        # which cancels in every ratio (Gbar, the posterior) and support test (R) it is used in
+        Ai = scaled_rows(self.A)[0]
+        self.cols = [[(i, Ai[i][h]) for i in range(n) if Ai[i][h]] for h in range(n)]
+        flat, self.DW = scaled([v for x in self.W for row in x for v in row])
+        self.Wi = [[flat[(x * self.M + v) * n:(x * self.M + v + 1) * n] for v in range(self.M)] for x in range(self.m)]
+        pMi, pi0i = scaled(self.pM)[0], scaled(self.pi0)[0]
+        self.start = [pMi[c] * pi0i[h] for c in range(len(self.configs)) for h in range(n)]
+        self.mui, self.Dmu = scaled(self.mu)
 
     def cell(self, h):
         return h // self.S
 
     def lifted_emission(self, z):
-        """``eta(e(z))``: ``W[z, m_j, (j, s)]`` on lifted state ``(m_1..m_N, (j, s))``."""
-        return [self.W[z][c[self.cell(h)]][h] for c in self.configs for h in range(self.n)]
+        """``eta(e(z))`` (times ``DW``): ``W[z, m_j, (j, s)]`` on lifted state ``(m_1..m_N, (j, s))``."""
+        return [self.Wi[z][c[self.cell(h)]][h] for c in self.configs for h in range(self.n)]
 
     def step(self, vec):
-        """``Atil v``: the syntax chain moves, the memory stays."""
+        """``Atil v`` (times the denominator of ``A``): the syntax chain moves, the memory stays."""
         out = []
         for c in range(len(self.configs)):
             block = vec[c * self.n:(c + 1) * self.n]
-            out += [sum(self.A[i][h] * block[h] for h in range(self.n) if block[h]) for i in range(self.n)]
+            row = [0] * self.n
+            for h, col in enumerate(self.cols):
+                if block[h]:
+                    for i, a in col:
+                        row[i] += a * block[h]
+            out += row
         return out
 
     def back(self, beta, weights):
-        """``Atil^T (weights ⊙ beta)``."""
+        """``Atil^T (weights ⊙ beta)`` (times the denominator of ``A``)."""
         out = []
         for c in range(len(self.configs)):
             wb = [weights[c * self.n + i] * beta[c * self.n + i] for i in range(self.n)]
-            out += [sum(self.A[i][h] * wb[i] for i in range(self.n) if wb[i]) for h in range(self.n)]
+            out += [sum(a * wb[i] for i, a in col) for col in self.cols]
         return out
 
     def messages(self, inputs):
-        """``(joint at H_0, [tau_1..tau_t])`` for lifted input embeddings ``v_1..v_t``:
-        ``tau_i = pre_i ⊙ beta_i`` (``pre_i``: forward message into position ``i`` with every
-        other input applied; ``beta_i``: backward message out of it)."""
-        start = [self.pM[c] * self.pi0[h] for c in range(len(self.configs)) for h in range(self.n)]
-        backs = [[Fraction(1)] * self.L]
+        """``(joint at H_0, [tau_1..tau_t])`` for nonnegative integer lifted inputs
+        ``v_1..v_t``, each up to a positive factor: ``tau_i = pre_i ⊙ beta_i`` (``pre_i``:
+        forward message into position ``i`` with every other input applied; ``beta_i``: backward
+        message out of it)."""
+        backs = [[1] * self.L]
         for v in reversed(inputs):
             backs.append(self.back(backs[-1], v))
         backs.reverse()
-        joint = [p * b for p, b in zip(start, backs[0])]
-        taus, alpha = [], start
+        joint = [p * b for p, b in zip(self.start, backs[0])]
+        taus, alpha = [], self.start
         for i, v in enumerate(inputs):
             pre = self.step(alpha)
             taus.append([p * b for p, b in zip(pre, backs[i + 1])])
@@ -902,7 +945,7 @@ class Memory:
 
     def phi(self, w):
         """Reverse lifting: ``phi(w)[(m, h)] = |M|^-(N-1) sum_{c: c_j(h) = m} w[(c, h)]``."""
-        out = [Fraction(0)] * (self.M * self.n)
+        out = [0] * (self.M * self.n)
         for ci, c in enumerate(self.configs):
             for h in range(self.n):
                 if w[ci * self.n + h]:
@@ -911,30 +954,35 @@ class Memory:
         return [v * scale for v in out]
 
     def gbar(self, tau):
-        """``Gbar = W phi(tau) / ||phi(tau)||_1`` over tokens (0 when the norm is 0)."""
-        p = self.phi(tau)
-        norm = sum(p)
+        """``Gbar = W phi(tau) / ||phi(tau)||_1`` over tokens, exactly (0 when the norm is 0); a
+        positive factor on ``tau`` cancels."""
+        p = [0] * (self.M * self.n)
+        for ci, c in enumerate(self.configs):
+            for h in range(self.n):
+                if tau[ci * self.n + h]:
+                    p[c[self.cell(h)] * self.n + h] += tau[ci * self.n + h]
+        norm = sum(p) * self.DW
         if norm == 0:
             return [Fraction(0)] * self.m
-        return [sum(self.W[z][v][h] * p[v * self.n + h] for v in range(self.M) for h in range(self.n)
-                    if p[v * self.n + h]) / norm for z in range(self.m)]
+        nz = [(v, h, p[v * self.n + h]) for v in range(self.M) for h in range(self.n) if p[v * self.n + h]]
+        return [Fraction(sum(self.Wi[z][v][h] * t for v, h, t in nz), norm) for z in range(self.m)]
 
     def flat_emission(self, z):
         """``e(z)`` over ``(m, h)``, ``m`` major."""
         return [self.W[z][v][h] for v in range(self.M) for h in range(self.n)]
 
     def task_margin(self, joint):
-        """``mu . P[M_j* | x]`` (0 when ``Pr(x) = 0``)."""
+        """``mu . P[M_j* | x]`` (0 when ``Pr(x) = 0``); a positive factor on ``joint`` cancels."""
         total = sum(joint)
         if total == 0:
             return Fraction(0)
-        return sum(self.mu[c[self.j]] * joint[ci * self.n + h] for ci, c in enumerate(self.configs)
-                   for h in range(self.n) if joint[ci * self.n + h]) / total
+        return Fraction(sum(self.mui[c[self.j]] * joint[ci * self.n + h] for ci, c in enumerate(self.configs)
+                            for h in range(self.n) if joint[ci * self.n + h]), total * self.Dmu)
 
     def budget(self, seqs):
-        work = sum(len(s) + 1 for s in seqs) * self.L * (self.n + 1) * 3
-        if work > LIMITS["work"]:
-            raise Unreadable(f"the listed sequences need about {work} steps, over the limit of {LIMITS['work']}")
+        over = memory_cost([len(s) for s in seqs], self.L, self.n)
+        if over:
+            raise Unreadable(f"the listed sequences need {over}")
 
     def column(self, v, h):
         return [self.W[x][v][h] for x in range(self.m)]
@@ -964,7 +1012,7 @@ def _memory_assumptions(inst, block, theorem):
         if name in ("3.2", "4.4"):
             _keys(entry, ("holds", "why"), where)
             really, why = regularity(inst.support, inst.pi0)
-            if really and name == "4.4" and inst.step(inst.pi0 + [Fraction(0)] * (inst.L - inst.n))[:inst.n] != inst.pi0:
+            if really and name == "4.4" and [sum(a * p for a, p in zip(row, inst.pi0)) for row in inst.A] != inst.pi0:
                 really, why = False, "pi0 is not stationary (A pi0 != pi0)"
             if really != holds:
                 raise Rejected(f"{where}: Assumption {name} {'holds' if really else 'fails'} ({why}), not as claimed")
@@ -1096,7 +1144,7 @@ def _memory_theorem(cert, theorem, inst):
         if u is None:
             head_taus, values = taus, [inst.flat_emission(z) for z in seq]
         else:
-            head_taus = inst.messages([u] + plain)[1]
+            head_taus = inst.messages([scaled(u)[0]] + plain)[1]
             values = [inst.phi(u)] + [inst.flat_emission(z) for z in seq]
         scores, outs = [], []
         for i, (tau, v) in enumerate(zip(head_taus, values)):
@@ -1145,7 +1193,7 @@ def memory_motzkin(inst, theorem, entry, where):
     inst.budget(seqs)
     total = [Fraction(0)] * inst.m
     labels = []
-    filler = [Fraction(1)] * inst.L
+    filler = [1] * inst.L
     for k, seq in enumerate(seqs):
         plain = [inst.lifted_emission(t) for t in seq]
         joint = inst.messages(plain)[0]

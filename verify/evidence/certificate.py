@@ -19,6 +19,7 @@ written: a certificate this module writes is one the checker reads.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from fractions import Fraction
 
@@ -203,6 +204,7 @@ def build_certificate(report) -> dict:
                  [c for c in ev.get("certificates", []) if c.get("kind") == "no-linear-head"])
         if found and not is_multiclass(model.mu):
             cert["motzkin"] = [_motzkin_entry(c, tid) for c in found]
+        _within_limits(cert, model)
         return cert
     witness = details["witness"]
     u = getattr(witness, "u", None) if tid == "3.6" else None
@@ -221,7 +223,7 @@ def build_certificate(report) -> dict:
     cert["sequences_checked_by_verify"] = len(sequences)
     cert["sequences"] = _vanilla_rows(model, tid, witness.b, u, listed, sequences[MAX_LISTED:MAX_LISTED + SCAN_FOR_CLASSES]
                                       if data["verdict"] == "verified" else [])
-    _within_limits(cert)
+    _within_limits(cert, model)
     return cert
 
 
@@ -316,7 +318,7 @@ def _memory_certificate(data: dict, details: dict, model) -> dict:
             seen.add(r["F_star"])
             rows.append(r)
     cert["sequences"] = rows
-    _within_limits(cert)
+    _within_limits(cert, model)
     return cert
 
 
@@ -360,7 +362,7 @@ def evidence_certificate(model, theorem: str, evidence: dict) -> dict:
         cert = {**_header(theorem, "no-prompt-and-head", instance), "prompts": "all", **rows}
     else:
         raise InputError(f"evidence certificate: unknown kind {kind!r} (no-linear-head, no-prompt-and-head)")
-    _within_limits(cert)
+    _within_limits(cert, model)
     return cert
 
 
@@ -371,8 +373,32 @@ def write_evidence_certificate(model, theorem: str, evidence: dict, path) -> dic
 
 # ---------------------------------------------------------------- writing
 
-def _within_limits(cert: dict) -> None:
+def _lengths(cert: dict) -> list[int]:
+    rows = [r["x"] for r in cert.get("sequences", []) if isinstance(r, dict)]
+    rows += [s for s in cert.get("sequences", []) if isinstance(s, list)]
+    rows += [s for m in cert.get("motzkin", []) for s in m["sequences"]]
+    return [len(r) for r in rows]
+
+
+def _within_work(cert: dict, model) -> None:
+    """Refuse to write a certificate whose recomputation the checker would refuse as too long."""
+    lengths = _lengths(cert)
+    if isinstance(model, MemoryHMM):
+        over = certcheck.memory_cost(lengths, model.memory_values ** model.cells * model.num_states,
+                                     model.num_states)
+    else:
+        den = lambda a: math.lcm(*(Fraction(v).denominator for v in np.ravel(a)))     # noqa: E731
+        growth = (den(model.A) * den(model.W) * model.num_states).bit_length() * 30103 // 100000 + 1
+        nonzeros = int(np.count_nonzero(model.transition_support()))
+        over = certcheck.backward_cost(lengths, nonzeros, model.num_states, growth)
+    if over:
+        raise InputError(f"--certificate: checking it would need {over}; check fewer or shorter sequences")
+
+
+def _within_limits(cert: dict, model=None) -> None:
     """Refuse to write what the checker would not read (its documented limits)."""
+    if model is not None:
+        _within_work(cert, model)
     limit = certcheck.LIMITS["number_digits"]
 
     def walk(v):
