@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,18 @@ def test_checker_imports_only_the_standard_library():
             assert node.level == 0, "no relative imports"
             names.add(node.module.split(".")[0])
     assert names and names <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def test_growing_integers_are_bounded_before_work(tmp_path):
+    """A long row over an instance with large denominators: the backward pass's integers would
+    grow by about 25 digits a step; refused before the first step."""
+    big = "1/" + "9" * 12
+    rest = str(1 - Fraction(big))
+    cert = {"format": certcheck.FORMAT, "version": certcheck.VERSION, "theorem": "3.3", "claim": "no-linear-head",
+            "instance": {"kind": "hmm", "A": [[big, big], [rest, rest]], "W": [[big, rest], [rest, big]],
+                         "pi0": ["1/2", "1/2"], "mu": ["1", "-1"]},
+            "sequences": [[0, 1] * 50000], "certificate": {"y": ["1"], "z": ["0"]}}
+    path = tmp_path / "grow.json"
+    path.write_text(json.dumps(cert))
+    done, seconds = _run(path)
+    assert done.returncode == 2 and "digit-steps" in done.stderr and seconds < 10, done.stderr
