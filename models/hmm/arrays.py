@@ -135,7 +135,8 @@ def _floats_of(shape: tuple[int, ...], parts: tuple[list, list, bool] | None) ->
 
 def _to_float64(arr: np.ndarray) -> np.ndarray:
     """``arr.astype(float)``, the same numbers, without a ``Fraction.__float__`` call per entry
-    (every entry is within float64's range: task weights are checked, :func:`_check_task_range`)."""
+    (a task weight beyond float64's range raises ``OverflowError``: theorem checks refuse such a
+    task first, :func:`_check_task_range`)."""
     out = _floats_of(arr.shape, _rational_parts(arr))
     return arr.astype(float) if out is None else out
 
@@ -149,9 +150,10 @@ _FLOAT64_MAX = Fraction(np.finfo(float).max)
 
 
 def _check_task_range(mu: np.ndarray) -> None:
-    """Task weights within float64's range (about 1.8e308): the sampler, the float kernels and
-    the certified bound read a float form of every model, and ``F* = 1(mu . p >= 0)`` does not
-    change when ``mu`` is divided by a positive number, so nothing is lost by asking for it.
+    """Task weights within float64's range (about 1.8e308), as a theorem check needs them: the
+    sampler, the float kernels and the certified bound read a float form of the model, and
+    ``F* = 1(mu . p >= 0)`` does not change when ``mu`` is divided by a positive number, so
+    nothing is lost by asking for it (exact posteriors read any weight exactly).
 
     Raises:
         ValidationError: naming the entry and the way out.

@@ -82,6 +82,19 @@ class _Sizes:
     def _value_fields(self) -> tuple:
         raise NotImplementedError
 
+    def check_task_range(self) -> None:
+        """Refuse, for a theorem check in any mode, task weights beyond float64's range (``3e500``):
+        see :func:`~headprompt.models.hmm.arrays._check_task_range`.
+
+        Raises:
+            ValidationError: naming the entry and the way out (scale ``mu`` down).
+        """
+        from .arrays import _check_task_range
+
+        mu = getattr(self, "mu", None)
+        if self.exact and isinstance(mu, np.ndarray):
+            _check_task_range(mu)
+
     def check_float64(self, *, hint: str = "use --mode exact or certified, which read it exactly") -> None:
         """Refuse, for float arithmetic, an exact model holding a value float64 cannot hold: a task
         weight beyond its range (``3e500``) or a nonzero entry that would become 0 (``1e-400``).

@@ -30,7 +30,7 @@ import numpy as np
 from ..exceptions import InputError, ValidationError
 from .limits import FLOAT_TOLERANCE
 from .arrays import (_check_distributions, _check_nonnegative, _check_shape, _check_stochastic,  # noqa: F401
-                     _check_task_range, _check_task_shape, _decimal_array, _float_form, _is_exact,
+                     _check_task_shape, _decimal_array, _float_form, _is_exact,
                      _own_fields, _pointing_to_rationalize, _to_float64, as_array)
 from .base import _file_io, _Sizes, register_file_io  # noqa: F401  (_to_float64: read by tests)
 
@@ -86,7 +86,6 @@ class HMM(_Sizes):
         _check_shape(self.pi0, (n,), "pi0", "one probability per hidden state")
         if self.mu is not None:
             _check_task_shape(self.mu, n, "one weight per hidden state")
-            _check_task_range(self.mu)
         floats = _check_distributions(self, ("A", "W", "pi0"), self.exact)
         _own_fields(self, ("A", "W", "pi0", "mu"), checked=("A", "W", "pi0"), floats=floats)
 
@@ -315,7 +314,6 @@ class MemoryHMM(_Sizes):
                      "joint memory prior of length |M|^N, lexicographic in m_1..m_N")
         if self.mu is not None:
             _check_task_shape(self.mu, self.memory_values, "one weight per memory value")
-            _check_task_range(self.mu)
         if not 0 <= self.target_cell < self.cells:
             raise ValidationError(f"target_cell: expected 0..{self.cells - 1}, found {self.target_cell}")
         floats = _check_distributions(self, ("A", "W", "pi0", "pM"), self.exact)

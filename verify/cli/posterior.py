@@ -187,7 +187,11 @@ def _shown(value, exact: bool) -> str:
         if exact:
             return value
         q = Fraction(value)
-        return str(q) if q.denominator == 1 else f"{float(q):.6g}"
+        if q.denominator == 1:
+            return str(q)
+        from decimal import Context, Decimal
+
+        return f"{Context(prec=6).divide(Decimal(q.numerator), Decimal(q.denominator)):g}"    # any magnitude
     return f"{value:.6g}"
 
 

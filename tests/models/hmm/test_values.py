@@ -207,11 +207,18 @@ def test_task_weights_beyond_float64_are_refused_with_exit_2(tmp_path, capsys, m
     assert "mu[0]" in err and "beyond the float64 range" in err and "internal error" not in err
 
 
-def test_the_range_check_is_in_the_value_type():
+def test_the_range_check_is_the_theorem_checks_and_exact_posteriors_read_any_weight(tmp_path, capsys):
+    import headprompt
+    from headprompt.verify.cli.main import main
+
+    model = HMM.create([[1, 0], [0, 1]], [[1, 0], [0, 1]], ["1/2", "1/2"], mu=[0, "3e500"])   # a value: fine
     with pytest.raises(exc.ValidationError, match=r"^mu\[1\]: about 1e500 is beyond the float64 range"):
-        HMM.create([[1, 0], [0, 1]], [[1, 0], [0, 1]], ["1/2", "1/2"], mu=[0, "3e500"])
+        headprompt.check(model, "3.6")
     largest = Fr(np.finfo(float).max)                      # the largest float64 itself is fine
     assert HMM.create([[1]], [[1]], [1], mu=[largest]).to_float().mu[0] == np.finfo(float).max
+    path = _instance_with_mu(tmp_path, ["3e500", -1])      # the posterior is exact: any weight, read exactly
+    assert main(["posterior", "--hmm", path, "--seq", "0 1"]) == 0
+    assert "mu . P" in capsys.readouterr().out
 
 
 def test_float_mode_refuses_a_weight_that_would_become_zero(tmp_path, capsys):

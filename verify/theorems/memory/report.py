@@ -198,6 +198,7 @@ def theorem(args) -> dict:
     tid = args.id
     model, instance = load_or_generate(args, tid)
     mode, mode_note = check_work(args, model)
+    model.check_task_range()             # every mode samples and bounds with a float form of mu
     if mode == "float":                  # float arithmetic cannot hold 3e500, and 1e-400 would become 0
         model.check_float64()
     if is_multiclass(model.mu):

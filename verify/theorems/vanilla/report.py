@@ -232,6 +232,7 @@ def theorem(args) -> dict:
     hmm, instance = load_or_generate(args, tid)
     conversion = instance.pop("_conversion", None)
     mode, mode_note = check_work(args, hmm)
+    hmm.check_task_range()               # every mode samples and bounds with a float form of mu
     if mode == "float":                  # float arithmetic cannot hold 3e500, and 1e-400 would become 0
         hmm.check_float64()
     if is_multiclass(hmm.mu):
