@@ -23,7 +23,7 @@ SIM_FLIPS = 1023  # sign patterns of the flip component in power simulations (be
 MAX_TRIALS = 200  # the largest trials per setting a prospective count reports
 METHOD = ("stratified mean paired difference; p = max(sign-flip of the studentized mean (exact up to 12 "
           "pairs, else 4,095 seeded patterns), Hall's skewness-corrected t (skewness widened by one SE), "
-          "t with a skewness allowance of 0.5); interval by inverting the test")
+          "t with a skewness allowance of 1); interval by inverting the test")
 
 
 def _table(groups: dict) -> tuple[np.ndarray, list[int]]:

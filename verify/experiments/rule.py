@@ -52,7 +52,7 @@ __all__ = ["design_strata", "rule_pvalues", "flip_patterns", "holm", "EXACT_FLIP
 
 EXACT_FLIPS = 12      # enumerate all 2^N sign patterns up to this many pairs
 FLIPS = 4095          # seeded random sign patterns beyond (plus the identity)
-GAMMA_MAX = 0.5       # the skewness allowance of component 3
+GAMMA_MAX = 1.0       # the skewness allowance of component 3
 HALL_ALLOWANCE = 1.0  # component 2 widens the sample skewness by this many sqrt(6 / N_v)
 
 

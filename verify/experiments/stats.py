@@ -15,7 +15,7 @@ ONE pooled test of the mean paired difference over all (setting, trial) pairs of
 settings as strata (:func:`pooled_test`; the rule itself is :mod:`.rule`): the estimate is the
 trial-weighted mean ``sum_s n_s mean_s / n``; the two-sided p-value is the largest of three
 (an exact sign-flip test of the stratified studentized mean, Hall's skewness-corrected t with
-the skewness widened by one standard error, and the t with a skewness allowance of 0.5), so the
+the skewness widened by one standard error, and the t with a skewness allowance of 1), so the
 rule keeps its level (5%, two-sided: "supported" or "contradicted" under a zero mean at most
 5% of the time) on skewed, tied, heavy-tailed, heteroscedastic and unbalanced differences
 (``benchmarks/calibration.py``; the table is in ``benchmarks/results/calibration/``). The 95%
