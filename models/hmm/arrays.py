@@ -130,15 +130,29 @@ def _floats_of(shape: tuple[int, ...], parts: tuple[list, list, bool] | None) ->
     if parts is None or not parts[2]:
         return None
     nums, dens, _ = parts
-    return np.fromiter(map(operator.truediv, nums, dens), dtype=float, count=len(nums)).reshape(shape)
+    try:
+        return np.fromiter(map(operator.truediv, nums, dens), dtype=float, count=len(nums)).reshape(shape)
+    except OverflowError:                # a task weight beyond float64's range: IEEE's inf, as float("3e500")
+        from .rational import float_or_inf
+
+        return np.array([float_or_inf(Fraction(n, d)) for n, d in zip(nums, dens)], dtype=float).reshape(shape)
 
 
 def _to_float64(arr: np.ndarray) -> np.ndarray:
-    """``arr.astype(float)``, the same numbers, without a ``Fraction.__float__`` call per entry
-    (a task weight beyond float64's range raises ``OverflowError``: theorem checks refuse such a
-    task first, :func:`_check_task_range`)."""
+    """``arr.astype(float)``, the same numbers, without a ``Fraction.__float__`` call per entry; a
+    value beyond float64's range (only a task weight can be) becomes ``inf`` as in IEEE arithmetic
+    (``float("3e500")``), never an ``OverflowError``: the float form serves the parts that read
+    ``A``, ``W`` and ``pi0`` (sampling, supports), and theorem checks refuse such a task first
+    (:func:`_check_task_range`)."""
     out = _floats_of(arr.shape, _rational_parts(arr))
-    return arr.astype(float) if out is None else out
+    if out is not None:
+        return out
+    try:
+        return arr.astype(float)
+    except OverflowError:
+        from .rational import float_or_inf
+
+        return np.array([float_or_inf(v) for v in arr.flat], dtype=float).reshape(arr.shape)
 
 
 def _check_shape(arr: np.ndarray, shape: tuple[int, ...], name: str, what: str) -> None:

@@ -219,6 +219,9 @@ def test_the_range_check_is_the_theorem_checks_and_exact_posteriors_read_any_wei
     path = _instance_with_mu(tmp_path, ["3e500", -1])      # the posterior is exact: any weight, read exactly
     assert main(["posterior", "--hmm", path, "--seq", "0 1"]) == 0
     assert "mu . P" in capsys.readouterr().out
+    for argv in (["assumptions", "3.6"], ["assumptions", "3.3"], ["counterexample", "3.6"]):   # never exit 4
+        assert main(argv + ["--hmm", path]) in (0, 1, 3), argv
+    assert np.isinf(model.to_float().mu[1]) and model.to_float().A[0, 0] == 1.0           # IEEE overflow
 
 
 def test_float_mode_refuses_a_weight_that_would_become_zero(tmp_path, capsys):
