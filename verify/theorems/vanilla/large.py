@@ -158,13 +158,15 @@ def check_35_large(model: LargeHMM, hint=None) -> dict:
                      "meta.instance.B (a basis set to verify)")
 
 
-def head_for(model: LargeHMM, states: list[int], coeff: dict[int, Fraction]) -> tuple[np.ndarray, int]:
-    """``b`` with ``W_S^T b = coeff`` on ``S = states`` (``W_S^+`` of independent columns), as
-    ``(integer numerators over the tokens, denominator)``; computed per block, only for blocks
-    where ``coeff`` is nonzero (the others contribute 0)."""
+def head_for(model: LargeHMM, states: list[int], coeff: dict[int, Fraction]) -> tuple[list[Fraction], list]:
+    """``b`` with ``W_S^T b = coeff`` on ``S = states`` (``W_S^+`` of independent columns):
+    ``(b as Fractions over the tokens, groups)``, computed per block of ``W_S`` and only for the
+    blocks where ``coeff`` is nonzero (the others contribute 0). ``groups`` holds per block
+    ``(token rows, integer numerators, denominator)``: the blocks' denominators differ, and one
+    common denominator for all of ``b`` could have millions of digits."""
     W = model.W
-    X = model.num_tokens
-    b = [Fraction(0)] * X
+    b = [Fraction(0)] * model.num_tokens
+    groups = []
     for cols, rows in column_blocks(_column_rows(model, states)):
         block = [states[c] for c in cols]
         if all(coeff.get(h, 0) == 0 for h in block):
@@ -174,23 +176,31 @@ def head_for(model: LargeHMM, states: list[int], coeff: dict[int, Fraction]) -> 
         for j, h in enumerate(block):
             for r, v in zip(W.indices[W.indptr[h]:W.indptr[h + 1]].tolist(), W.data[W.indptr[h]:W.indptr[h + 1]].tolist()):
                 N[where[r], j] = int(v)
-        rhs = flint.fmpq_mat(len(block), 1, [flint.fmpq(Fraction(coeff.get(h, 0) * int(model.dW[h])).numerator,
-                                                        Fraction(coeff.get(h, 0) * int(model.dW[h])).denominator)
-                                             for h in block])
-        gram = flint.fmpq_mat(N.transpose() * N)
-        z = gram.solve(rhs)
+        scaled = [Fraction(coeff.get(h, 0)) * int(model.dW[h]) for h in block]
+        rhs = flint.fmpq_mat(len(block), 1, [flint.fmpq(v.numerator, v.denominator) for v in scaled])
+        z = flint.fmpq_mat(N.transpose() * N).solve(rhs)
         bz = flint.fmpq_mat(N) * z
-        for i, r in enumerate(rows):
-            v = bz[i, 0]
-            b[r] = Fraction(int(v.p), int(v.q))
-    d = math.lcm(*(v.denominator for v in b)) if b else 1
-    return np.array([v.numerator * (d // v.denominator) for v in b], dtype=object), d
+        vals = [Fraction(int(bz[i, 0].p), int(bz[i, 0].q)) for i in range(len(rows))]
+        d = math.lcm(*(v.denominator for v in vals))
+        groups.append((rows, [v.numerator * (d // v.denominator) for v in vals], d))
+        for r, v in zip(rows, vals):
+            b[r] = v
+    return b, groups
 
 
-def head_weights_large(model: LargeHMM, b_ints: np.ndarray, db: int) -> list[Fraction]:
-    """``W^T b`` exactly, one Fraction per hidden state."""
-    y, den = exact_rmatvec(model.W, model.dW, b_ints)
-    return [Fraction(int(v), int(d) * db) for v, d in zip(y.tolist(), den.tolist())]
+def head_weights_large(model: LargeHMM, groups: list) -> list[Fraction]:
+    """``W^T b`` exactly, one Fraction per hidden state, from the block groups of :func:`head_for`
+    (each block's integer products over the nonzeros of its rows of ``W``, then one Fraction per
+    column and block)."""
+    W_rows = model.W.tocsr()
+    out: list = [Fraction(0)] * model.num_states
+    for rows, ints, d in groups:
+        sub = W_rows[np.asarray(rows, dtype=np.int64)].tocsc()
+        y, _ = exact_rmatvec(sub, model.dW, np.asarray(ints, dtype=object))
+        for h in np.flatnonzero(np.diff(sub.indptr)).tolist():
+            if y[h]:
+                out[h] += Fraction(int(y[h]), int(model.dW[h]) * d)
+    return out
 
 
 def prompt_prior(model: LargeHMM, B: list[int]) -> list[Fraction]:

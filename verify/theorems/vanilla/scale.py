@@ -46,6 +46,7 @@ ADVERSARIAL, POOL = 200, 2000
 _KERNEL_RATE = 3.6e-9         # per sequence, position and (nnz(A) + 2 |H|)
 _EXACT_RATE = 2.4e-7          # exact fallback / cross-check: per position and nnz(A) + nnz(W) / |X|
 _BUILD_RATE = 1.2e-6          # building and checking the model: per nonzero of A and W
+_BLOCK_RATE = 1.5e-5          # Theorem 3.3, |H| <= |X|: blocks, ranks and the head over every column, per nnz(W)
 
 
 def use_scale_path(args) -> bool:
@@ -69,11 +70,15 @@ def _generated_nnz(hidden: int, vocab: int) -> tuple[int, int]:
     return hidden * 5 + 64 * C, hidden * math.ceil(vocab / C)
 
 
-def estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: int, length: int) -> dict:
-    """Estimated seconds and peak bytes of a run (decided from sizes alone)."""
+def estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: int, length: int, *,
+             all_columns: bool = False) -> dict:
+    """Estimated seconds and peak bytes of a run (decided from sizes alone); ``all_columns``:
+    Theorem 3.3 with ``|H| <= |X|``, whose rank proof and head cover every column of ``W``."""
     kernel = _KERNEL_RATE * sequences * length * (nnz_A + 2 * hidden)
     exact = _EXACT_RATE * (CROSS_CHECKS + 2) * length * (nnz_A + nnz_W / max(vocab, 1) + hidden)
     seconds = 1.0 + _BUILD_RATE * (nnz_A + nnz_W) + kernel + exact + 2e-4 * POOL * length
+    if all_columns:
+        seconds += _BLOCK_RATE * nnz_W
     model_bytes = 64 * (nnz_A + nnz_W) + 400 * hidden
     batch_bytes = 8 * BATCH * hidden * 8 + 8 * (sequences + POOL) * length * 2
     exact_bytes = 120 * nnz_W + 200 * hidden        # Python integers of W^T b and rows
@@ -133,10 +138,9 @@ def _load(args) -> tuple[LargeHMM, dict, dict | None]:
                    "classes": info["classes"], "label_shares": info["label_shares"], "tie_sequence": None}, None
 
 
-def _rows(model: LargeHMM, b_ints, db, pre: list[Fraction], lam: Fraction):
-    """Exact functionals ``[W^T b ⊙ pre, mu ⊙ pi0, pre, pi0, identity row]`` (Fractions) and
-    their integer forms for the exact path."""
-    wtb = head_weights_large(model, b_ints, db)
+def _rows(model: LargeHMM, groups, pre: list[Fraction], lam: Fraction):
+    """Exact functionals ``[W^T b ⊙ pre, mu ⊙ pi0, pre, pi0, identity row]`` (Fractions)."""
+    wtb = head_weights_large(model, groups)
     pi0 = [Fraction(int(v), model.dpi) for v in model.pi0.tolist()]
     mu = [Fraction(int(v), model.dmu) for v in model.mu.tolist()]
     r0 = [w * p for w, p in zip(wtb, pre)]
@@ -156,12 +160,24 @@ def _identity(rows) -> tuple[bool, Fraction | None]:
     return bool(zeros_ok and lam is not None and lam > 0), lam
 
 
-def _exact_decide(model, int_rows, scales, lam, seq):
-    """``(possible, expected, got, tie, zero_norm, identity)`` of one sequence, exactly."""
+def _exact_decide(model, rows, lam, seq):
+    """``(possible, expected, got, tie, zero_norm, identity)`` of one sequence, exactly: the
+    rows' dot products with the integer backward message (a positive multiple of ``beta``)."""
     beta, _ = exact_backward0(model, seq)
-    v = [sum(int(r[h]) * beta[h] for h in nz) for r, nz in int_rows]
-    identity = v[0] * scales[1] * lam.denominator == v[1] * scales[0] * lam.numerator and v[2] > 0 and v[3] > 0
+    v = [_dot(r, beta) for r in rows[:4]]
+    identity = v[0] == lam * v[1] and v[2] > 0 and v[3] > 0
     return v[3] > 0, label(v[1]), label(v[0]), v[1] == 0, v[2] == 0, bool(identity)
+
+
+def _dot(row, beta) -> Fraction:
+    """``sum_h row[h] beta[h]`` exactly, adding the integer products of entries that share a
+    denominator first (rows carry a few distinct denominators; adding thousands of Fractions
+    one by one would reduce each partial sum)."""
+    by_den: dict[int, int] = {}
+    for r, bv in zip(row, beta.tolist()):
+        if r and bv:
+            by_den[r.denominator] = by_den.get(r.denominator, 0) + r.numerator * bv
+    return sum((Fraction(n, d) for d, n in by_den.items()), Fraction(0))
 
 
 def _check_on_ray(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool, address: str,
@@ -247,23 +263,10 @@ def _check(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool, prog
         if est > MAX_SECONDS:
             raise LimitError(f"{redo.size} sequences could not be decided by the certified bound and redoing them "
                              f"exactly would take about {est / 60:.0f} minutes; use fewer --samples")
-        int_rows, scales = _integer_rows(rows)
         for k in redo.tolist():
-            d = _exact_decide(model, int_rows, scales, lam, tokens[k].tolist())
+            d = _exact_decide(model, rows, lam, tokens[k].tolist())
             cols["possible"][k], expected[k], got[k], cols["tie"][k], cols["zero_norm"][k], cols["identity"][k] = d
     return {"expected": expected, "got": got, **cols}
-
-
-def _integer_rows(rows):
-    """Each exact row as ``(integers, nonzero positions)`` over its common denominator, and the
-    denominators (positive scales) of the head and task rows."""
-    out, scales = [], []
-    for r in rows[:4]:
-        d = math.lcm(*(v.denominator for v in r))
-        ints = [v.numerator * (d // v.denominator) for v in r]
-        out.append((ints, [h for h, v in enumerate(ints) if v]))
-        scales.append(d)
-    return out, scales
 
 
 def _sizes_before_work(args) -> tuple[int, int, int, int]:
@@ -332,7 +335,7 @@ def theorem_at_scale(args) -> dict:
     length = 8 if args.length is None else args.length
     samples = int(args.samples or 0)
     H, X, nnz_A, nnz_W = _sizes_before_work(args)
-    est = estimate(H, X, nnz_A, nnz_W, samples + ADVERSARIAL, length)
+    est = estimate(H, X, nnz_A, nnz_W, samples + ADVERSARIAL, length, all_columns=tid == "3.3" and H <= X)
     _refuse_if_too_big(est, f"--samples {samples} at --length {length} on {H} hidden states and {X} tokens")
     model, instance, _ = _load(args)
     mode = args.mode or "certified"
@@ -373,13 +376,12 @@ def theorem_at_scale(args) -> dict:
     tokens = np.zeros((0, length), dtype=np.int64)
     if construction_error is None:
         coeff = {h: mu[h] * pi0[h] / pre[h] for h in states if mu[h] != 0}
-        b_ints, db = head_for(model, states, coeff)
+        b, groups = head_for(model, states, coeff)
         u = None if tid == "3.3" else [1 if h in set(B) else 0 for h in range(H)]
-        report["witness"] = {**({"u": [str(v) for v in u]} if u is not None else {}),
-                             "b": [str(Fraction(int(v), db)) for v in b_ints.tolist()]}
+        report["witness"] = {**({"u": [str(v) for v in u]} if u is not None else {}), "b": [str(v) for v in b]}
         if tid == "3.6":
             report["witness"].update({"H_star": list(states), "B": list(B)})
-        rows = _rows(model, b_ints, db, pre, Fraction(1))
+        rows = _rows(model, groups, pre, Fraction(1))
         holds, lam = _identity(rows)
         lam = lam if holds else Fraction(1)
         rows[4] = [a - lam * c for a, c in zip(rows[0], rows[1])]
@@ -432,8 +434,7 @@ def _cross_check(model, rows, lam, tokens, res, mode) -> None:
     """A few sequences decided again in exact integer arithmetic; a mismatch is a bug."""
     if mode == "float" or not len(tokens):
         return
-    int_rows, scales = _integer_rows(rows)
     for k in random.Random(0).sample(range(len(tokens)), min(CROSS_CHECKS, len(tokens))):
-        possible, expected, got, *_ = _exact_decide(model, int_rows, scales, lam, tokens[k].tolist())
+        possible, expected, got, *_ = _exact_decide(model, rows, lam, tokens[k].tolist())
         if (bool(res["possible"][k]), int(res["expected"][k]), int(res["got"][k])) != (possible, expected, got):
             raise InternalError(f"certified and exact checks differ on {tokens[k].tolist()}")
