@@ -214,3 +214,15 @@ def test_a_fitted_hmmlearn_model_saved_as_npz_is_checked_the_same_way(tmp_path):
     r = json.loads(proc.stdout)
     assert r["verdict"] == "verified" and "greedy cover" in r["assumptions"]["3.5"]["why"]
     assert r["instance"]["rationalized"]["max_entry_change"] < 1100 * 2.0 ** -32
+
+
+def test_denominators_without_shared_factors_are_refused():
+    from headprompt.models.exceptions import LimitError
+    from sympy import prime
+
+    n = 700                                        # 700 distinct primes: a common multiple of ~9,000 bits
+    dens = [int(prime(k + 10)) for k in range(n)]
+    A = sparse.csc_array((np.array(dens, dtype=np.int64), np.roll(np.arange(n), 1), np.arange(n + 1)), shape=(n, n))
+    m = LargeHMM.create(A, dens, np.ones((1, n), dtype=np.int64), np.ones(n), np.ones(n), n, np.ones(n))
+    with pytest.raises(LimitError, match="common multiple of more than 4096 bits"):
+        theorem_at_scale(_args(m))

@@ -94,6 +94,23 @@ def _refuse_if_too_big(est: dict, what: str) -> None:
                          f"{MAX_BYTES // 2 ** 30} GiB (use fewer --samples, or a sparser model)")
 
 
+MAX_COMMON_DENOMINATOR_BITS = 4096
+"""Bits of the least common multiple of ``A``'s (and ``W``'s) column denominators: exact messages
+carry it at every step, so denominators without shared factors are refused."""
+
+
+def _refuse_wide_denominators(model: LargeHMM) -> None:
+    for name, den in (("A", model.dA), ("W", model.dW)):
+        common = 1
+        for d in set(den.tolist()):
+            common = math.lcm(common, int(d))
+            if common.bit_length() > MAX_COMMON_DENOMINATOR_BITS:
+                raise LimitError(f"{name}: the column denominators have a common multiple of more than "
+                                 f"{MAX_COMMON_DENOMINATOR_BITS} bits; the limit above {DENSE_MAX_STATES} states is "
+                                 f"{MAX_COMMON_DENOMINATOR_BITS} bits (exact messages carry it at every step): save the "
+                                 "model over shared denominators (e.g. powers of two), or as floats with --rationalize")
+
+
 def _refuse_options(args) -> None:
     opt = getattr(args, "option", lambda n: f"--{n}")
     if args.witness:
@@ -338,6 +355,7 @@ def theorem_at_scale(args) -> dict:
     est = estimate(H, X, nnz_A, nnz_W, samples + ADVERSARIAL, length, all_columns=tid == "3.3" and H <= X)
     _refuse_if_too_big(est, f"--samples {samples} at --length {length} on {H} hidden states and {X} tokens")
     model, instance, _ = _load(args)
+    _refuse_wide_denominators(model)
     mode = args.mode or "certified"
     if tid == "3.3":
         results = {"3.1": check_31_large(model), "3.2": check_32_large(model)}
