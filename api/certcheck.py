@@ -877,7 +877,8 @@ class Memory:
         for _ in range(self.N):
             self.configs = [c + (v,) for c in self.configs for v in range(self.M)]
         self.pM = _vec(_field(block, "pM", "instance"), len(self.configs), "instance.pM")
-        self.mu = _vec(_field(block, "mu", "instance"), self.M, "instance.mu")
+        self.mu_rows, self.binary = task_rows(_field(block, "mu", "instance"), self.M, "instance.mu")
+        self.mu = [Fraction(int(any(row[v] for row in self.mu_rows))) for v in range(self.M)]   # supp(mu) marker
         for h in range(n):
             _stochastic(scaled([self.A[r][h] for r in range(n)])[0], scaled([self.A[r][h] for r in range(n)])[1],
                         f"instance.A column {h}")
@@ -896,7 +897,7 @@ class Memory:
         self.Wi = [[flat[(x * self.M + v) * n:(x * self.M + v + 1) * n] for v in range(self.M)] for x in range(self.m)]
         pMi, pi0i = scaled(self.pM)[0], scaled(self.pi0)[0]
         self.start = [pMi[c] * pi0i[h] for c in range(len(self.configs)) for h in range(n)]
-        self.mui, self.Dmu = scaled(self.mu)
+        self.mui, self.Dmu = scaled_rows(self.mu_rows)
 
     def cell(self, h):
         return h // self.S
@@ -971,13 +972,19 @@ class Memory:
         """``e(z)`` over ``(m, h)``, ``m`` major."""
         return [self.W[z][v][h] for v in range(self.M) for h in range(self.n)]
 
-    def task_margin(self, joint):
-        """``mu . P[M_j* | x]`` (0 when ``Pr(x) = 0``); a positive factor on ``joint`` cancels."""
+    def task_scores(self, joint):
+        """``[mu_c . P[M_j* | x]]`` (0 when ``Pr(x) = 0``); a positive factor on ``joint`` cancels."""
         total = sum(joint)
         if total == 0:
-            return Fraction(0)
-        return Fraction(sum(self.mui[c[self.j]] * joint[ci * self.n + h] for ci, c in enumerate(self.configs)
-                            for h in range(self.n) if joint[ci * self.n + h]), total * self.Dmu)
+            return [Fraction(0)] * len(self.mui)
+        marg = [0] * self.M
+        for ci, c in enumerate(self.configs):
+            marg[c[self.j]] += sum(joint[ci * self.n:(ci + 1) * self.n])
+        return [Fraction(sum(m * p for m, p in zip(row, marg)), total * self.Dmu) for row in self.mui]
+
+    def task_margin(self, joint):
+        """``mu . P[M_j* | x]`` of a binary task."""
+        return self.task_scores(joint)[0]
 
     def budget(self, seqs):
         over = memory_cost([len(s) for s in seqs], self.L, self.n)
@@ -1106,7 +1113,9 @@ def _memory_theorem(cert, theorem, inst):
         raise Unreadable("witness.beta: expected at least one row of |H| + 1 rationals")
     beta = _mat(beta_rows, len(beta_rows), n + 1, "witness.beta")
     V = _mat(_field(w, "Theta_V", "witness"), inst.M * n, X, "witness.Theta_V")
-    b = _vec(_field(w, "b", "witness"), inst.M * n, "witness.b")
+    raw = _field(w, "b", "witness")
+    heads = ([_vec(raw, inst.M * n, "witness.b")] if inst.binary
+             else _mat(raw, len(inst.mu_rows), inst.M * n, "witness.b"))
     u = _field(w, "u", "witness")
     if (u is None) != (theorem == "4.3"):
         raise Rejected("witness.u: Theorem 4.3 reads no prompt; Theorems 4.6 and C.6 need one")
@@ -1127,7 +1136,8 @@ def _memory_theorem(cert, theorem, inst):
     bad, in_R, seen = [], 0, set()
     for k, (row, seq) in enumerate(zip(rows, seqs)):
         where = f"sequences[{k}]"
-        _keys(row, ("x", "in_R", "Z", "task_margin", "head_output", "attended", "F_star", "F"), where)
+        _keys(row, ("x", "in_R", "Z", "task_margin", "head_output", "attended", "F_star", "F") if inst.binary
+              else ("x", "in_R", "Z", "attended", "F_star", "F"), where)
         plain = [inst.lifted_emission(z) for z in seq]
         joint, taus = inst.messages(plain)
         possible = sum(joint) > 0
@@ -1140,7 +1150,7 @@ def _memory_theorem(cert, theorem, inst):
         if not member:
             continue
         in_R += 1
-        star = inst.task_margin(joint)
+        stars = inst.task_scores(joint)
         if u is None:
             head_taus, values = taus, [inst.flat_emission(z) for z in seq]
         else:
@@ -1151,17 +1161,20 @@ def _memory_theorem(cert, theorem, inst):
             g = inst.gbar(tau)
             brow = beta[min(i, len(beta) - 1)]
             scores.append(sum(q[r] * (sum(K[r][z] * g[z] for z in range(X)) + brow[r]) for r in range(n + 1)))
-            outs.append(sum(b[r] * sum(V[r][z] * g[z] for z in range(X)) * v[r] for r in range(inst.M * n)))
+            value = [sum(V[r][z] * g[z] for z in range(X)) * v[r] for r in range(inst.M * n)]
+            outs.append([sum(b[r] * value[r] for r in range(inst.M * n)) for b in heads])
         top = max(scores)
         attended = [i for i, s in enumerate(scores) if s == top]
-        head = sum(outs[i] for i in attended) / len(attended)
-        _same(_field(row, "task_margin", where), star.numerator, star.denominator, f"{where}.task_margin",
-              "the task margin mu . P[M_j* | x]")
-        _same(_field(row, "head_output", where), head.numerator, head.denominator, f"{where}.head_output",
-              "the attention output")
+        head = [sum(outs[i][c] for i in attended) / len(attended) for c in range(len(heads))]
+        if inst.binary:
+            star, out = stars[0], head[0]
+            _same(_field(row, "task_margin", where), star.numerator, star.denominator, f"{where}.task_margin",
+                  "the task margin mu . P[M_j* | x]")
+            _same(_field(row, "head_output", where), out.numerator, out.denominator, f"{where}.head_output",
+                  "the attention output")
         if not _same_ints(_field(row, "attended", where), attended):
             raise Rejected(f"{where}: the head attends to {attended[:20]}, not as printed")
-        s_label, h_label = label([star], True), label([head], True)
+        s_label, h_label = label(stars, inst.binary), label(head, inst.binary)
         _labels_printed(row, s_label, h_label, where)
         seen.add(s_label)
         if s_label != h_label:
@@ -1178,8 +1191,9 @@ def _memory_theorem(cert, theorem, inst):
                     f"disagrees with F* on x = {x[:20]} in R (the witness is refuted, not the theorem)")
         return (f"accepted: Theorem {theorem} refuted: {who} disagrees with F* on x = {x[:20]} in R; assumptions: "
                 f"{state} (the witness is refuted, not the theorem)")
-    if len(seen) < 2:
-        raise Vacuous(f"{in_R} listed sequences lie in R and none has F*(x) = {min({0, 1} - seen)}: "
+    classes = 2 if inst.binary else len(inst.mu_rows)
+    if len(seen) < classes:
+        raise Vacuous(f"{in_R} listed sequences lie in R and none has F*(x) = {min(set(range(classes)) - seen)}: "
                       "the claim could not have failed on that label")
     return (f"accepted: Theorem {theorem} verified: {who} gives "
             f"F(x) = F*(x) on the {in_R} listed sequences in R (of {len(set(seqs))} listed, membership recomputed); "
@@ -1189,6 +1203,8 @@ def _memory_theorem(cert, theorem, inst):
 def memory_motzkin(inst, theorem, entry, where):
     """No linear head on ``G_1(∅, x)`` of the memory model fits ``F*`` on the listed sequences."""
     _keys(entry, ("sequences", "labels", "certificate"), where)
+    if not inst.binary:
+        raise Unreadable(f"{where}: Motzkin certificates are about binary tasks")
     seqs, y, z = _motzkin_rows(entry, inst.m, where)
     inst.budget(seqs)
     total = [Fraction(0)] * inst.m

@@ -224,7 +224,10 @@ class Mem:
         self.N, self.M, self.S = block["cells"], block["memory_values"], block["syntax_states"]
         self.n, self.j = self.N * self.S, block["target_cell"]
         self.A, self.W, self.pi0 = _q(block["A"]), _q(block["W"]), _q(block["pi0"])
-        self.pM, self.mu = _q(block["pM"]), _q(block["mu"])
+        self.pM = _q(block["pM"])
+        self.multi = isinstance(block["mu"][0], list)
+        self.mu_rows = _q(block["mu"]) if self.multi else [_q(block["mu"])]
+        self.mu = [int(any(row[v] for row in self.mu_rows)) for v in range(self.M)]      # supp(mu)
         self.m = len(self.W)
         self.configs = list(itertools.product(range(self.M), repeat=self.N))
         for h in range(self.n):
@@ -273,7 +276,7 @@ class Mem:
                     p *= self.A[path[k]][path[k - 1]] * self.emit(z, c, path[k])
                 probs[c[self.j]] += p
         total = sum(probs)
-        return total, (sum(m * p for m, p in zip(self.mu, probs)) / total if total else Fraction(0))
+        return total, [sum(m * p for m, p in zip(row, probs)) / total if total else Fraction(0) for row in self.mu_rows]
 
     def nondegenerate(self, name, H):
         M_all = list(range(self.M))
@@ -320,7 +323,8 @@ def _memory_row(block_json, witness_json, theorem, x):
                                              for h in range(mem.n) if h not in H) for t in taus)
     if not in_R:
         return bool(prob), False, None, None
-    q, K, V, b = _q(w["q"]), _q(w["Theta_K"]), _q(w["Theta_V"]), _q(w["b"])
+    q, K, V = _q(w["q"]), _q(w["Theta_K"]), _q(w["Theta_V"])
+    heads = _q(w["b"]) if mem.multi else [_q(w["b"])]
     beta = _q(w["beta"])
     u = None if w.get("u") is None else _q(w["u"])
     inputs = plain if u is None else [u] + plain
@@ -334,11 +338,11 @@ def _memory_row(block_json, witness_json, theorem, x):
         key = [sum(K[r][z] * g[z] for z in range(mem.m)) + br[r] for r in range(mem.n + 1)]
         scores.append(sum(a * c for a, c in zip(q, key)))
         val = [sum(V[r][z] * g[z] for z in range(mem.m)) * values[i][r] for r in range(mem.M * mem.n)]
-        outs.append(sum(a * c for a, c in zip(b, val)))
+        outs.append([sum(a * c for a, c in zip(b, val)) for b in heads])
     top = max(scores)
     att = [i for i, s in enumerate(scores) if s == top]
-    head = sum(outs[i] for i in att) / len(att)
-    return True, True, int(star >= 0), int(head >= 0)
+    head = [sum(outs[i][c] for i in att) / len(att) for c in range(len(heads))]
+    return True, True, _label(star, not mem.multi), _label(head, not mem.multi)
 
 
 def _phi(mem, w):
@@ -370,7 +374,8 @@ def _memory_theorem(cert, line) -> bool:
     rows = [_memory_row(bj, wj, theorem, tuple(r["x"])) for r in cert["sequences"]]
     if verdict == "refuted":
         return any(r[1] and r[2] != r[3] for r in rows)
-    return all(r[2] == r[3] for r in rows if r[1]) and {r[2] for r in rows if r[1]} == {0, 1}
+    classes = set(range(len(mem.mu_rows) if mem.multi else 2))
+    return all(r[2] == r[3] for r in rows if r[1]) and {r[2] for r in rows if r[1]} == classes
 
 
 def _memory_motzkin(cert) -> bool:
@@ -379,9 +384,9 @@ def _memory_motzkin(cert) -> bool:
     feats, labels = [], []
     for x in seqs:
         prob, star = mem.task(x)
-        if not prob:
+        if not prob or mem.multi:
             return False
-        labels.append(int(star >= 0))
+        labels.append(int(star[0] >= 0))
         ones = [Fraction(1)] * (len(mem.configs) * mem.n)
         feats.append(mem.gbar([ones] + [mem.lifted(z) for z in x], 0)[1])
     return _no_head(feats, labels)

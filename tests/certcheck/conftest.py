@@ -56,6 +56,7 @@ def certificates(tmp_path_factory):
            "4.3": _check(tmp, "g", None, "4.3", memory=2, hidden=2, cells=2, **small),
            "4.6": _check(tmp, "h", None, "4.6", memory=2, hidden=2, **small),
            "C.6": _check(tmp, "i", None, "C.6", memory=2, hidden=2, cells=2, samples=20, length=3),
+           "4.6-classes": _check(tmp, "k", None, "4.6", memory=3, hidden=2, classes=3, samples=10, length=2),
            "4.3-fails": _check(tmp, "j", _file(tmp, "no42", NO_42), "4.3", **small)}
     for tid in ("3.3", "3.6"):
         src = out[tid]

@@ -24,7 +24,7 @@ WORDS = {"theorem": ["3.3", "3.6", "4.3", "4.6", "C.6"], "verdict": ["verified",
          "source": ["construction", "given"], "kind": ["hmm", "memory-hmm"], "prompts": ["all", "some"]}
 
 NAMES = ["3.3", "3.6", "3.3-fails", "3.3-classes", "3.6-classes", "3.6-fails", "3.3-refuted", "3.6-refuted",
-         "4.3", "4.6", "C.6", "4.3-fails", "4.6-refuted", "no-prompt-and-head", "3.6-prompt", "3.3-motzkin"]
+         "4.3", "4.6", "C.6", "4.6-classes", "4.3-fails", "4.6-refuted", "no-prompt-and-head", "3.6-prompt", "3.3-motzkin"]
 
 
 def _sites(node, path=()):

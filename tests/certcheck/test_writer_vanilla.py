@@ -150,8 +150,8 @@ def test_refuted_certificate_lists_the_disagreement(tmp_path, certs):
         certcheck.check(cert)
 
 
-def test_a_float_or_memory_multiclass_certificate_is_refused_before_work(tmp_path):
-    for theorem, options in (("4.3", {"classes": 3}), ("3.3", {"mode": "float"})):
+def test_a_float_certificate_is_refused_before_work(tmp_path):
+    for theorem, options in (("4.3", {"mode": "float"}), ("3.3", {"mode": "float"})):
         with pytest.raises(InputError, match="--certificate"):
             headprompt.check(None, theorem, certificate=str(tmp_path / "x.json"), **options)
         assert not (tmp_path / "x.json").exists()

@@ -51,16 +51,13 @@ def check_certificate_request(theorem: str, mode: str | None, classes) -> None:
     """Refuse, before any work, a certificate this format cannot express.
 
     Raises:
-        InputError: an unknown theorem, float mode, or several classes on a memory theorem.
+        InputError: an unknown theorem or float mode.
     """
     if theorem not in CERTIFIED_THEOREMS:
         raise InputError(f"--certificate: certificates cover Theorems {', '.join(CERTIFIED_THEOREMS)}; "
                          f"found {theorem!r}")
     if mode == "float":
         raise InputError("--certificate: a float run proves nothing to certify; use --mode exact")
-    if classes and theorem in MEMORY_THEOREMS:
-        raise InputError("--certificate: certificates of the memory theorems cover binary tasks; leave out "
-                         "--classes (Theorems 3.3 and 3.6 take it)")
 
 
 def _fr(v) -> str:
@@ -89,8 +86,6 @@ def _vanilla_instance(model) -> dict:
 
 
 def _memory_instance(model) -> dict:
-    if is_multiclass(model.mu):
-        raise InputError("--certificate: certificates of the memory theorems cover binary tasks")
     return {"kind": "memory-hmm", "cells": model.cells, "memory_values": model.memory_values,
             "syntax_states": model.syntax_states, "target_cell": model.target_cell,
             "A": _array(model.A), "W": _array(model.W), "pi0": _array(model.pi0),
@@ -302,16 +297,19 @@ def _memory_certificate(data: dict, details: dict, model) -> dict:
         d = decide_direct(model, witness, H_star, seq)
         out = {"x": list(seq), "in_R": bool(d.possible and d.Z), "Z": [int(i) for i in d.Z]}
         if out["in_R"]:
-            out.update({"task_margin": _fr(d.task_margin), "head_output": _fr(d.head_margin),
-                        "attended": [int(i) for i in d.attended], "F_star": int(d.expected), "F": int(d.got)})
+            if not multi:
+                out.update({"task_margin": _fr(d.task_margin), "head_output": _fr(d.head_margin)})
+            out.update({"attended": [int(i) for i in d.attended], "F_star": int(d.expected), "F": int(d.got)})
         return out
 
+    multi = is_multiclass(model.mu)
+    classes = len(model.mu) if multi else 2
     for seq in listed:
         rows.append(row(seq))
         if rows[-1]["in_R"]:
             seen.add(rows[-1]["F_star"])
     for seq in spare:
-        if len(seen) == 2:
+        if len(seen) == classes:
             break
         r = row(seq)
         if r["in_R"] and r["F_star"] not in seen:
