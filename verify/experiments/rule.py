@@ -30,14 +30,14 @@ spread, skewness and ties.
   The two-sided p is ``min(1, 2 min(p_up, p_down))``.
 - Zero variance (every setting's differences constant): the sign-flip test of the sum alone.
 
-Why this rule (benchmarks/calibration.py, benchmarks/results/calibration/): the t-test, the
-sign-flip test and the studentized bootstrap each exceed 5% on some skewed or mostly-zero null
-at 3-20 pairs per setting (the t-test 7-12% on centred exponential differences at one or two
-settings of 5-10 trials; the bootstrap 8-10% on the mostly-zero design); Hall's correction alone
-exceeds it on mostly-zero data (its sample skewness is fooled), the skewness allowance alone on
-small exponential samples; requiring all three keeps every calibrated null design at or below
-5%. The price is power at small designs (normal differences, 0.5 SD effect, 4 settings x 5
-trials: 37% against the t-test's 53%), which the reported detectable effect states.
+Why this rule (benchmarks/calibration.py, benchmarks/results/calibration/): on 225 null designs
+x 2,000 tables (skewed both ways, mostly-zero and tied, heavy-tailed, heteroscedastic,
+cancelling, unbalanced, 1-7 settings x 2-20 trials) the stratified t-test rejects up to 12.5%,
+the sign-flip test alone 10.2%, Hall's correction alone 10.8% (its sample skewness is fooled by
+mostly-zero data), the skewness allowance alone 12.0% (small exponential samples); requiring all
+three rejects at most 4.3% (Monte Carlo SE 0.45%). The price is power at small designs (normal
+differences, 0.5 SD effect, 4 settings x 5 trials: 38% against the t-test's 53%), which the
+reported detectable effect states.
 """
 
 from __future__ import annotations
