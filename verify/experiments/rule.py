@@ -77,8 +77,10 @@ def flip_patterns(n: int, seed: int = 0, flips: int = FLIPS) -> tuple[np.ndarray
     the identity counted separately)."""
     if n <= EXACT_FLIPS and 2 ** n <= flips + 1:
         return np.array(list(itertools.product((1.0, -1.0), repeat=n))), True
-    rng = np.random.default_rng([seed, n])
-    return rng.choice(np.array([-1.0, 1.0]), size=(flips, n)), False
+    # the top bit of PCG64's raw 64-bit outputs: a stream numpy keeps fixed across versions
+    # (its distribution methods, e.g. Generator.choice, are not guaranteed to be)
+    raw = np.random.PCG64(np.random.SeedSequence([seed, n])).random_raw((flips, n))
+    return np.where(raw >> np.uint64(63), 1.0, -1.0), False
 
 
 def _moments(d: np.ndarray, strata: list[list[int]]):
