@@ -448,6 +448,7 @@ class Vanilla:
         self.nnz = sum(len(c) for c in self.cols)
         muint, self.Dmu = scaled_rows(self.mu)
         self.R = [[c[h] * self.pint[h] for h in range(n)] for c in muint]   # mu_c ⊙ pi0, times Dmu Dp
+        self.evidence = {}             # re-derived left inverses, for recognising the paper's construction
 
     def step(self, vec):
         """``A v`` in rationals (used once or twice per certificate)."""
@@ -573,6 +574,7 @@ def _assumption_31(inst, entry, holds, where):
         L = _mat(_field(entry, "left_inverse", where), inst.n, inst.m, f"{where}.left_inverse")
         if not left_inverse_ok(L, inst.columns(range(inst.n))):
             raise Rejected(f"{where}: left_inverse W† does not satisfy W† W = I")
+        inst.evidence["3.1"] = (list(range(inst.n)), L)
         return
     _keys(entry, ("holds", "null_vector", "why"), where)
     v, _ = scaled(_vec(_field(entry, "null_vector", where), inst.n, f"{where}.null_vector"))
@@ -596,6 +598,7 @@ def _assumption_35(inst, entry, holds, where):
         L = _mat(_field(entry, "left_inverse", where), len(H_star), inst.m, f"{where}.left_inverse")
         if not left_inverse_ok(L, inst.columns(H_star)):
             raise Rejected(f"{where}: left_inverse does not satisfy L W[:, H*] = I")
+        inst.evidence["3.5"] = (H_star, L, B)
         return
     _keys(entry, ("holds", "state", "null_vectors", "why"), where)
     s = _field(entry, "state", where)
@@ -733,6 +736,35 @@ def no_prompt_and_head(inst, entry, where):
             f"{len(set(seqs))} sequences")
 
 
+def is_construction(inst, theorem, b_rows, u) -> bool:
+    """Whether the witness is exactly the paper's construction (SPEC section 1's reading), from
+    the re-derived left inverse: 3.3 ``b_c = mu_c^T diag(P[H_0] / P[H_1]) W^+``; 3.6 ``u = 1_B``
+    and ``b_c = mu_c,H*^T diag(P[H_0] / c)_H* (W_:,H*)^+`` with ``c = A (u ⊙ P[H_1])``. The left
+    inverse must be the Moore-Penrose one: ``W_S L`` symmetric (with ``L W_S = I``)."""
+    if theorem == "3.3" and "3.1" in inst.evidence:
+        states, L = inst.evidence["3.1"]
+        c = inst.pre("3.3", None)
+    elif theorem == "3.6" and "3.5" in inst.evidence:
+        states, L, B = inst.evidence["3.5"]
+        if u != [Fraction(int(h in B)) for h in range(inst.n)]:
+            return False
+        c = inst.pre("3.6", u)
+    else:
+        return False
+    if any(c[h] == 0 or inst.pi0[h] == 0 for h in states):
+        return False
+    Li, _ = scaled_rows(L)
+    WL = [[sum(inst.Wint[x][h] * Li[i][y] for i, h in enumerate(states)) for y in range(inst.m)]
+          for x in range(inst.m)]
+    if any(WL[x][y] != WL[y][x] for x in range(inst.m) for y in range(x)):
+        return False
+    for mu, b in zip(inst.mu, b_rows):
+        coeff = [mu[h] * inst.pi0[h] / c[h] for h in states]
+        if [sum(k * L[i][x] for i, k in enumerate(coeff) if k) for x in range(inst.m)] != b:
+            return False
+    return True
+
+
 def _head(inst, witness, theorem, where):
     """``(L rows, denominator factor, pre ints)``: head scores are ``sum_h L_c[h] beta[h]`` over
     ``Db DW sum_h pre[h] beta[h]``, with ``L_c = (W^T b_c) ⊙ pre`` in integers."""
@@ -749,7 +781,7 @@ def _head(inst, witness, theorem, where):
     bint, Db = scaled_rows(b)
     L = [[sum(bc[x] * inst.Wint[x][h] for x in range(inst.m) if bc[x]) * pre[h] for h in range(inst.n)]
          for bc in bint]
-    return L, Db * inst.DW, pre, Dpre
+    return L, Db * inst.DW, pre, Dpre, (b, u)
 
 
 def _vanilla_theorem(cert, theorem, inst):
@@ -775,7 +807,7 @@ def _vanilla_theorem(cert, theorem, inst):
     source = _field(witness, "source", "witness")
     if source not in ("construction", "given"):
         raise Unreadable("witness.source: expected \"construction\" or \"given\"")
-    L, Dhead, pre, Dpre = _head(inst, witness, theorem, "witness")
+    L, Dhead, pre, Dpre, (b_rows, u) = _head(inst, witness, theorem, "witness")
     covers = _field(cert, "covers", "certificate")
     if covers not in ("identity", "listed"):
         raise Unreadable(f"covers: expected \"identity\" or \"listed\"")
@@ -824,7 +856,10 @@ def _vanilla_theorem(cert, theorem, inst):
                 raise Rejected(f"{where}: F(x) = {got} disagrees with F*(x) = {star} on x = {list(seqs[k])[:20]}")
             bad.append(k)
     parts = "b" if theorem == "3.3" else "b, u"
-    who = f"the witness ({parts}; {_ORIGIN[source]})"
+    origin = _ORIGIN[source]
+    if source == "construction" and is_construction(inst, theorem, b_rows, u):
+        origin = "the paper's construction, re-derived from the certified left inverse"
+    who = f"the witness ({parts}; {origin})"
     if verdict == "refuted":
         if not bad:
             raise Rejected("refuted: no listed sequence with Pr(x) > 0 has F(x) != F*(x)")

@@ -137,7 +137,10 @@ def test_refuted_and_verified_say_whose_witness(certificates):
     line = certcheck.check(copy.deepcopy(certificates["3.6-refuted"]))
     assert "assumptions hold" in line and "a given witness" in line
     line = certcheck.check(copy.deepcopy(certificates["3.3"]))
-    assert "the paper's construction, as its writer says" in line and "every sequence x with Pr(x) > 0" in line
+    assert "the paper's construction, re-derived" in line and "every sequence x with Pr(x) > 0" in line
+    other = copy.deepcopy(certificates["3.3-refuted"])          # a given head labelled as the construction
+    other["witness"]["source"] = "construction"
+    assert "the paper's construction, as its writer says" in certcheck.check(other)
     cert = copy.deepcopy(certificates["3.3-refuted"])
     del cert["assumptions"]["3.1"]                        # not established: the line must not say they hold
     line = certcheck.check(cert)
