@@ -657,9 +657,9 @@ def _prompt(value, n, where):
     return u
 
 
-def vanilla_motzkin(inst, theorem, entry, where, allow=()):
+def vanilla_motzkin(inst, theorem, entry, where):
     """A no-linear-head certificate on the theorem's features; returns the claim proven."""
-    _keys(entry, ("sequences", "labels", "certificate", "prompt") + tuple(allow), where)
+    _keys(entry, ("sequences", "labels", "certificate", "prompt"), where)
     if not inst.binary:
         raise Unreadable(f"{where}: Motzkin certificates are about binary tasks")
     seqs, y, z = _motzkin_rows(entry, inst.m, where)

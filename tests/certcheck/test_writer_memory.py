@@ -5,7 +5,6 @@ checker's arithmetic agrees with sums over memories and hidden paths."""
 from __future__ import annotations
 
 import copy
-import json
 from fractions import Fraction
 
 import pytest
