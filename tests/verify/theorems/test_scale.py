@@ -226,3 +226,21 @@ def test_denominators_without_shared_factors_are_refused():
     m = LargeHMM.create(A, dens, np.ones((1, n), dtype=np.int64), np.ones(n), np.ones(n), n, np.ones(n))
     with pytest.raises(LimitError, match="common multiple of more than 4096 bits"):
         theorem_at_scale(_args(m))
+
+
+def test_dense_transitions_run_the_gemm_kernel_with_the_same_decisions(monkeypatch):
+    import headprompt.verify.theorems.vanilla.scale as sc
+
+    base = block_hmm(120, 240, rng=np.random.default_rng(8), classes=4, screen=60, length=4)
+    rng = np.random.default_rng(9)
+    A = rng.integers(1, 50, (120, 120))                         # dense, positive
+    m = LargeHMM.create(A, A.sum(axis=0), base.W, base.dW, base.pi0, base.dpi, base.mu, base.dmu)
+    gemm = theorem_at_scale(_args(m, "3.3", samples=300))
+    monkeypatch.setattr(sc, "DENSE_KERNEL_DENSITY", 2.0)         # force the sparse kernel
+    nonzeros = theorem_at_scale(_args(m, "3.3", samples=300))
+    assert gemm["verdict"] == "verified" and gemm["sequences"] == nonzeros["sequences"]
+    # a task on more states than |X| fails Assumption 3.5 by counting (a dense fitted model's usual case)
+    wide = LargeHMM.create(A, A.sum(axis=0), np.ones((2, 120), dtype=np.int64), np.full(120, 2), base.pi0, base.dpi,
+                           np.ones(120), 1)
+    r = theorem_at_scale(_args(wide))
+    assert r["verdict"] == "assumptions-fail" and "counting" in r["assumptions"]["3.5"]["why"]

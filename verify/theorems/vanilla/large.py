@@ -119,15 +119,22 @@ def check_35_large(model: LargeHMM, hint=None) -> dict:
         found = verified([int(b) for b in hint], "the saved or generated basis set, verified here")
         if found:
             return found
+    if len(target) > model.num_tokens:
+        return {"holds": False, "blocking": target[:20],
+                "why": f"supp(mu) has {len(target)} states but H* ⊇ supp(mu) needs independent W-columns, at most "
+                       f"|X| = {model.num_tokens} of them: no B works (counting)"}
     if len(target) > MAX_GREEDY:
         raise LimitError(f"supp(mu) has {len(target)} states; the basis-set search covers at most {MAX_GREEDY} "
                          "(give mu on fewer states)")
     preds = sparse.csr_array(model.A)                     # row g: the h with A[g, h] > 0
+    sizes = np.diff(model.A.indptr)                       # |supp(A[:, h])|
+    bound = min(model.num_tokens, model.num_states)       # an independent set of W-columns has <= |X| states
     greedy, covered, blocked = [], set(), None
     for s in target:
         if s in covered:
             continue
-        cands = preds.indices[preds.indptr[s]:preds.indptr[s + 1]].tolist()
+        # a column whose support has more than |X| states is inadmissible (counting alone proves it)
+        cands = [h for h in preds.indices[preds.indptr[s]:preds.indptr[s + 1]].tolist() if sizes[h] <= bound]
         left = in_target - covered                 # most of supp(mu) newly covered, then fewest states added
         reach = {h: set(_reach(model, [h])) for h in cands}
         cands.sort(key=lambda h: (-len(reach[h] & left), len(reach[h] - covered), h))
@@ -138,9 +145,8 @@ def check_35_large(model: LargeHMM, hint=None) -> dict:
                 chosen = h
                 break
         if chosen is None:
-            admissible = any(independent_states(model, _reach(model, [h]))[0] for h in cands[:50])
-            if not cands or (len(cands) <= 50 and not admissible):
-                blocked = s
+            if len(cands) <= 50 and not any(independent_states(model, sorted(reach[h]))[0] for h in cands):
+                blocked = s                        # every column reaching s is inadmissible: proven
             break
         greedy.append(chosen)
         covered |= reach[chosen]
@@ -151,8 +157,8 @@ def check_35_large(model: LargeHMM, hint=None) -> dict:
     if blocked is not None:
         return {"holds": False, "blocking": [blocked],
                 "why": f"state {blocked} is in supp(mu) but every column of A that reaches it has a support whose "
-                       "W-columns are linearly dependent (or none reaches it), so no B can put it into an "
-                       "independent H*"}
+                       f"W-columns are linearly dependent (more than |X| = {model.num_tokens} states, or a dependent "
+                       "block; or no column reaches it), so no B can put it into an independent H*"}
     raise LimitError("Assumption 3.5 could not be decided at this size: the greedy basis-set search found no B "
                      "and the complete search is exponential; give a smaller instance, or save the instance with "
                      "meta.instance.B (a basis set to verify)")

@@ -46,6 +46,8 @@ ADVERSARIAL, POOL = 200, 2000
 _KERNEL_RATE = 3.6e-9         # per sequence, position and (nnz(A) + 2 |H|)
 _EXACT_RATE = 2.4e-7          # exact fallback / cross-check: per position and nnz(A) + nnz(W) / |X|
 _BUILD_RATE = 1.2e-6          # building and checking the model: per nonzero of A and W
+_DENSE_RATE = 4e-10           # a dense A (GEMM kernel): per sequence, position and |H|^2
+DENSE_KERNEL_DENSITY = 0.05   # above this share of nonzeros, A runs through the dense GEMM kernel
 _BLOCK_RATE = 1.5e-5          # Theorem 3.3, |H| <= |X|: blocks, ranks and the head over every column, per nnz(W)
 
 
@@ -74,12 +76,13 @@ def estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: int, le
              all_columns: bool = False) -> dict:
     """Estimated seconds and peak bytes of a run (decided from sizes alone); ``all_columns``:
     Theorem 3.3 with ``|H| <= |X|``, whose rank proof and head cover every column of ``W``."""
-    kernel = _KERNEL_RATE * sequences * length * (nnz_A + 2 * hidden)
+    dense = nnz_A > DENSE_KERNEL_DENSITY * hidden * hidden
+    kernel = (_DENSE_RATE * hidden * hidden if dense else _KERNEL_RATE * (nnz_A + 2 * hidden)) * sequences * length
     exact = _EXACT_RATE * (CROSS_CHECKS + 2) * length * (nnz_A + nnz_W / max(vocab, 1) + hidden)
     seconds = 1.0 + _BUILD_RATE * (nnz_A + nnz_W) + kernel + exact + 2e-4 * POOL * length
     if all_columns:
         seconds += _BLOCK_RATE * nnz_W
-    model_bytes = 64 * (nnz_A + nnz_W) + 400 * hidden
+    model_bytes = 64 * (nnz_A + nnz_W) + 400 * hidden + (16 * hidden * hidden if dense else 0)
     batch_bytes = 8 * BATCH * hidden * 8 + 8 * (sequences + POOL) * length * 2
     exact_bytes = 120 * nnz_W + 200 * hidden        # Python integers of W^T b and rows
     return {"seconds": round(seconds, 1), "bytes": int(model_bytes + batch_bytes + exact_bytes + 300 * 2 ** 20)}
@@ -248,7 +251,10 @@ def _check(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool, prog
     undecided sequences are decided exactly."""
     f = model.float_form()
     pos, neg, rmin, usable = ib.split_rows(np.array(rows[:5], dtype=object))
-    chain = ib.make_chain(f["A"], f["pi0"], f["W"], True)
+    A = f["A"]
+    if A.nnz > DENSE_KERNEL_DENSITY * A.shape[0] ** 2:         # a dense A: one GEMM per step beats the nonzeros
+        A = np.ascontiguousarray(A.toarray())
+    chain = ib.make_chain(A, f["pi0"], f["W"], True)
     usable = usable and chain.usable
     floor = chain.floor_for(rmin)
     n, t = tokens.shape
@@ -257,7 +263,7 @@ def _check(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool, prog
     expected, got = np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int8)
     for lo in range(0, n, BATCH):
         idx = np.ascontiguousarray(tokens[lo:lo + BATCH].T)
-        m = iff.scaled_messages(chain.A, None, chain.pi0, chain.W, idx, forward=False, store=False,
+        m = iff.scaled_messages(chain.A, chain.AT, chain.pi0, chain.W, idx, forward=False, store=False,
                                 track=certified, every=chain.every)
         P, N = m["beta0"] @ pos, m["beta0"] @ neg
         sl = slice(lo, lo + idx.shape[1])
