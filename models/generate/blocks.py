@@ -127,8 +127,8 @@ def block_hmm(num_states: int, num_tokens: int, *, rng: np.random.Generator, cla
             "recipe": f"block-sparse: {C} classes of states, each emitting only its own block of about "
                       f"{X // C} words; sparse A (a cycle through all states, a self-loop, {successors - 1} random "
                       f"successors per state, and one hub per class linked to every hub and reached from every state of H*; B's two columns cover H*, {len(H_star)} states of distinct classes); "
-                      "integer numerators over 2^30 per column; mu on H* with its threshold at the median of a "
-                      f"float screen of {screen} sampled sequences"}
+                      "integer numerators over 2^30 per column; mu on H* with its threshold between two distinct "
+                      f"values of a float screen of {screen} sampled sequences, splitting it as evenly as they allow"}
     return LargeHMM(model.A, model.dA, model.W, model.dW, model.pi0, model.dpi, mu, dmu, info)
 
 

@@ -361,6 +361,8 @@ def theorem_at_scale(args) -> dict:
     est = estimate(H, X, nnz_A, nnz_W, samples + ADVERSARIAL, length, all_columns=tid == "3.3" and H <= X)
     _refuse_if_too_big(est, f"--samples {samples} at --length {length} on {H} hidden states and {X} tokens")
     model, instance, _ = _load(args)
+    if tid == "3.3" and instance.get("source") == "generated" and H > X:
+        instance["how"] += f" (no instance can satisfy Assumption 3.1 with |H| = {H} > |X| = {X})"
     _refuse_wide_denominators(model)
     mode = args.mode or "certified"
     if tid == "3.3":
