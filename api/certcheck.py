@@ -64,6 +64,7 @@ LIMITS = {
     "steps": 3 * 10 ** 8,              # vanilla backward passes: sum_x |x| (nonzeros of A + |H|)
     "digit_steps": 10 ** 11,           # the same weighted by the digits the integers grow to
     "memory_steps": 3 * 10 ** 7,       # memory: sum_x (|x| + 1) x lifted states x (|H| + 1) x 3
+    "matrix_work": 2 * 10 ** 8,        # one product or elimination: rows x columns x inner size
 }
 """Every size is checked against these before any work; over a limit is exit 2 (unreadable)."""
 
@@ -205,6 +206,12 @@ def memory_cost(lengths, lifted: int, states: int) -> str:
     if steps > LIMITS["memory_steps"]:
         return f"about {steps} lifted-chain steps, over the limit of {LIMITS['memory_steps']}"
     return ""
+
+
+def matrix_work(rows: int, cols: int, inner: int, what: str) -> None:
+    """Refuse a matrix product or elimination over the work limit."""
+    if rows * cols * inner > LIMITS["matrix_work"]:
+        raise Unreadable(f"{what} needs {rows * cols * inner} operations, over the limit of {LIMITS['matrix_work']}")
 
 
 def _field(d, key, where):
@@ -474,7 +481,9 @@ class Vanilla:
         return (self.DA * self.DW * self.n).bit_length() * 30103 // 100000 + 1
 
     def budget(self, seqs):
-        over = backward_cost([len(s) for s in seqs], self.nnz, self.n, self.growth())
+        """Refuse before work when every sequence recomputed so far and these need too much."""
+        self.lengths = getattr(self, "lengths", []) + [len(s) for s in seqs]
+        over = backward_cost(self.lengths, self.nnz, self.n, self.growth())
         if over:
             raise Unreadable(f"the listed sequences need {over}")
 
@@ -571,6 +580,7 @@ def _vanilla_assumptions(inst, block, theorem):
 def _assumption_31(inst, entry, holds, where):
     if holds:
         _keys(entry, ("holds", "left_inverse", "why"), where)
+        matrix_work(inst.n, inst.n, inst.m, f"{where}: checking W† W = I")
         L = _mat(_field(entry, "left_inverse", where), inst.n, inst.m, f"{where}.left_inverse")
         if not left_inverse_ok(L, inst.columns(range(inst.n))):
             raise Rejected(f"{where}: left_inverse W† does not satisfy W† W = I")
@@ -595,6 +605,7 @@ def _assumption_35(inst, entry, holds, where):
             raise Vacuous(f"{where}: H* is empty (mu = 0), so Assumption 3.5 holds only vacuously")
         if not supp_mu <= set(H_star):
             raise Rejected(f"{where}: supp(mu) is not inside H*")
+        matrix_work(len(H_star), len(H_star), inst.m, f"{where}: checking L W[:, H*] = I")
         L = _mat(_field(entry, "left_inverse", where), len(H_star), inst.m, f"{where}.left_inverse")
         if not left_inverse_ok(L, inst.columns(H_star)):
             raise Rejected(f"{where}: left_inverse does not satisfy L W[:, H*] = I")
@@ -610,7 +621,9 @@ def _assumption_35(inst, entry, holds, where):
         w = f"{where}.null_vectors[{i}]"
         _keys(item, ("column", "v"), w)
         h = _field(item, "column", w)
-        if isinstance(h, bool) or not isinstance(h, int) or not 0 <= h < inst.n or s not in inst.support[h]:
+        if isinstance(h, bool) or not isinstance(h, int) or not 0 <= h < inst.n or h in covered:
+            raise Unreadable(f"{w}.column: expected a state not listed before")
+        if s not in inst.support[h]:
             raise Rejected(f"{w}: column is not a state h with A[{s}][h] > 0")
         supp = inst.support[h]
         v, _ = scaled(_vec(_field(item, "v", w), len(supp), f"{w}.v"))
@@ -673,6 +686,7 @@ def vanilla_motzkin(inst, theorem, entry, where):
         u = _prompt(entry["prompt"], inst.n, f"{where}.prompt")
         if not any(u):
             raise Vacuous(f"{where}: the prompt u = 0 makes every feature 0")
+    matrix_work(len(seqs), inst.m, inst.n, f"{where}: the features")
     pre, Dpre = scaled(inst.pre(theorem, u))
     total = [Fraction(0)] * inst.m
     labels = [None] * len(seqs)
@@ -709,6 +723,7 @@ def no_prompt_and_head(inst, entry, where):
     if not inst.binary:
         raise Unreadable(f"{where}: Motzkin certificates are about binary tasks")
     seqs, y, z = _motzkin_rows(entry, inst.m, where)
+    matrix_work(inst.nnz + inst.n, inst.m, 1, f"{where}: W diag(d) A diag(A pi0)")
     d = [Fraction(0)] * inst.n
     labels = [None] * len(seqs)
     for k, beta in inst.betas(seqs):
@@ -751,7 +766,7 @@ def is_construction(inst, theorem, b_rows, u) -> bool:
         c = inst.pre("3.6", u)
     else:
         return False
-    if any(c[h] == 0 or inst.pi0[h] == 0 for h in states):
+    if any(c[h] == 0 or inst.pi0[h] == 0 for h in states) or inst.m * inst.m * len(states) > LIMITS["matrix_work"]:
         return False
     Li, _ = scaled_rows(L)
     WL = [[sum(inst.Wint[x][h] * Li[i][y] for i, h in enumerate(states)) for y in range(inst.m)]
@@ -777,6 +792,7 @@ def _head(inst, witness, theorem, where):
             raise Rejected(f"{where}.u: Theorem 3.3 reads G_1(∅, x); its witness has no prompt")
     else:
         u = _prompt(_field(witness, "u", where), inst.n, f"{where}.u")
+    matrix_work(len(b), inst.n, inst.m, "the head read on the hidden states (W^T b)")
     pre, Dpre = scaled(inst.pre(theorem, u))
     bint, Db = scaled_rows(b)
     L = [[sum(bc[x] * inst.Wint[x][h] for x in range(inst.m) if bc[x]) * pre[h] for h in range(inst.n)]
@@ -923,6 +939,7 @@ class Memory:
         for name, vec in (("pi0", self.pi0), ("pM", self.pM)):
             _stochastic(*scaled(vec), f"instance.{name}")
         self.L = len(self.configs) * n
+        matrix_work(self.M * n, self.M * n, self.m, "instance: the ranks of the emission columns")
         self.support = [[i for i in range(n) if self.A[i][h]] for h in range(n)]
         # integer forms: every message below is exact up to one positive factor per position,
         # which cancels in every ratio (Gbar, the posterior) and support test (R) it is used in
@@ -1022,7 +1039,8 @@ class Memory:
         return self.task_scores(joint)[0]
 
     def budget(self, seqs):
-        over = memory_cost([len(s) for s in seqs], self.L, self.n)
+        self.lengths = getattr(self, "lengths", []) + [len(s) for s in seqs]
+        over = memory_cost(self.lengths, self.L, self.n)
         if over:
             raise Unreadable(f"the listed sequences need {over}")
 
@@ -1092,8 +1110,8 @@ def _degenerate(inst, theorem, evidence, name, where):
     for i, item in enumerate(evidence):
         w = f"{where}.evidence[{i}]"
         s = _field(item, "s", w)
-        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < inst.S:
-            raise Unreadable(f"{w}.s: expected a syntax state")
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < inst.S or s in done:
+            raise Unreadable(f"{w}.s: expected a syntax state not listed before")
         U, rest = inst.relevant(theorem, [s])
         kind = _field(item, "kind", w)
         if kind == "dependent":

@@ -86,6 +86,10 @@ def _vanilla_instance(model) -> dict:
 
 
 def _memory_instance(model) -> dict:
+    columns = model.memory_values * model.num_states
+    if not _fits(columns, columns, model.num_tokens):
+        raise InputError(f"--certificate: the checker's rank computations over {columns} emission columns are "
+                         "over its work limit; use a smaller memory instance")
     return {"kind": "memory-hmm", "cells": model.cells, "memory_values": model.memory_values,
             "syntax_states": model.syntax_states, "target_cell": model.target_cell,
             "A": _array(model.A), "W": _array(model.W), "pi0": _array(model.pi0),
@@ -99,8 +103,15 @@ def _header(theorem: str, claim: str, instance: dict) -> dict:
 
 # ---------------------------------------------------------------- assumption evidence
 
-def _evidence_31(model) -> dict:
+def _fits(rows: int, cols: int, inner: int) -> bool:
+    """Whether the checker's work limit admits a product of these sizes."""
+    return rows * cols * inner <= certcheck.LIMITS["matrix_work"]
+
+
+def _evidence_31(model) -> dict | None:
     if rank(model.W) == model.num_states:
+        if not _fits(model.num_states, model.num_states, model.num_tokens):
+            return None
         return {"holds": True, "left_inverse": _array(left_inverse(model.W))}
     return {"holds": False, "null_vector": _vec(nullspace_vector(model.W))}
 
@@ -111,6 +122,8 @@ def _evidence_35(model, result: dict) -> dict | None:
     None when the failure has no such short proof (the complete search refuted every ``B``)."""
     if result.get("holds"):
         H_star = [int(h) for h in result["H_star"]]
+        if not _fits(len(H_star), len(H_star), model.num_tokens):
+            return None
         out = {"holds": True, "B": [int(h) for h in result["B"]], "H_star": H_star}
         out["left_inverse"] = _array(left_inverse(model.W[:, H_star])) if H_star else []
         return out
@@ -135,7 +148,11 @@ def _vanilla_assumptions(model, theorem: str, results: dict) -> tuple[dict, list
     block, missing = {}, []
     for name in {"3.3": ("3.1", "3.2"), "3.6": ("3.2", "3.5")}[theorem]:
         if name == "3.1":
-            block[name] = _evidence_31(model)
+            entry = _evidence_31(model)
+            if entry is None:
+                missing.append(name)
+            else:
+                block[name] = entry
         elif name == "3.2":
             block[name] = {"holds": bool(vasm.check_32(model)["holds"])}
         else:
@@ -189,7 +206,7 @@ def build_certificate(report) -> dict:
     cert["verdict"] = data["verdict"]
     cert["assumptions"], missing = _vanilla_assumptions(model, tid, data.get("assumptions") or {})
     if missing:
-        cert["notes"] = f"Assumption {', '.join(missing)}: no short proof of the failure; left out"
+        cert["notes"] = f"Assumption {', '.join(missing)}: no evidence the checker can re-derive within its limits; left out"
     if data["verdict"] == "assumptions-fail":
         if all(entry["holds"] for entry in cert["assumptions"].values()):
             raise InputError(f"--certificate: the failed assumption ({', '.join(missing) or data.get('failed')}) "
