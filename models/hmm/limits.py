@@ -14,7 +14,7 @@ from decimal import Decimal, InvalidOperation
 
 from ..exceptions import LimitError
 
-__all__ = ["MAX_DIGITS", "MAX_NESTING", "MAX_FILE_BYTES", "MAX_LIFTED_STATES", "number_digits",
+__all__ = ["MAX_DIGITS", "MAX_NESTING", "MAX_FILE_BYTES", "MAX_NPZ_BYTES", "MAX_NPZ_ENTRIES", "MAX_LIFTED_STATES", "number_digits",
            "check_number_text", "check_string_number", "lifted_state_count", "check_lifted_states", "FLOAT_TOLERANCE"]
 
 # a float model's stochastic vectors must sum to 1 within this (exact models: exactly)
@@ -28,6 +28,12 @@ MAX_NESTING = 32
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
 """Size of an instance, witness or sequence file."""
+
+MAX_NPZ_BYTES = 16 * 2 ** 30
+"""Size of a ``.npz`` instance file (:mod:`.npz`)."""
+
+MAX_NPZ_ENTRIES = 600_000_000
+"""Array entries (all arrays together) of a ``.npz`` instance, read from its headers first."""
 
 MAX_LIFTED_STATES = {"exact": 400, "float": 4096}
 """States ``|M|^N N |S|`` of a memory HMM's lifted chain, per arithmetic."""

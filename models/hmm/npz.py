@@ -32,15 +32,11 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InstanceFileError, LimitError, ValidationError
+from .limits import MAX_NPZ_BYTES, MAX_NPZ_ENTRIES
 
 __all__ = ["is_npz", "read_npz", "NpzInstance", "write_npz", "npz_sizes", "MAX_NPZ_BYTES",
            "MAX_NPZ_ENTRIES", "exact_parts"]
 
-MAX_NPZ_BYTES = 16 * 2 ** 30
-"""Size of a ``.npz`` instance file."""
-
-MAX_NPZ_ENTRIES = 600_000_000
-"""Array entries (all arrays together) of a ``.npz`` instance, read from the headers first."""
 
 _ARRAYS = ("A", "W", "pi0", "mu")
 _WITNESS = ("witness.u", "witness.b")
