@@ -921,6 +921,7 @@ class Memory:
         W = _list(_field(block, "W", "instance"), None, "instance.W", "token slices")
         if not 1 <= len(W) <= LIMITS["tokens"]:
             raise Unreadable(f"instance.W: expected 1..{LIMITS['tokens']} tokens")
+        matrix_work(self.M * n, self.M * n, len(W), "instance: the ranks of the emission columns")
         self.W = [_mat(W[x], self.M, n, f"instance.W[{x}]") for x in range(len(W))]
         self.m = len(self.W)
         self.pi0 = _vec(_field(block, "pi0", "instance"), n, "instance.pi0")
@@ -939,7 +940,6 @@ class Memory:
         for name, vec in (("pi0", self.pi0), ("pM", self.pM)):
             _stochastic(*scaled(vec), f"instance.{name}")
         self.L = len(self.configs) * n
-        matrix_work(self.M * n, self.M * n, self.m, "instance: the ranks of the emission columns")
         self.support = [[i for i in range(n) if self.A[i][h]] for h in range(n)]
         # integer forms: every message below is exact up to one positive factor per position,
         # which cancels in every ratio (Gbar, the posterior) and support test (R) it is used in

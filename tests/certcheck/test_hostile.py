@@ -146,3 +146,13 @@ def test_growing_integers_are_bounded_before_work(tmp_path):
     path.write_text(json.dumps(cert))
     done, seconds = _run(path)
     assert done.returncode == 2 and "digit-steps" in done.stderr and seconds < 10, done.stderr
+
+
+def test_large_rank_computations_are_refused_before_work(tmp_path):
+    block = {"kind": "memory-hmm", "cells": 1, "memory_values": 64, "syntax_states": 64, "target_cell": 0,
+             "A": [["0"] * 64] * 64, "W": [[]] * 4000}
+    path = tmp_path / "ranks.json"
+    path.write_text(json.dumps({"format": certcheck.FORMAT, "version": certcheck.VERSION, "theorem": "4.3",
+                                "claim": "theorem", "instance": block}))
+    done, seconds = _run(path)
+    assert done.returncode == 2 and "ranks" in done.stderr and seconds < 10, done.stderr
