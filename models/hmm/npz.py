@@ -34,8 +34,7 @@ import numpy as np
 from ..exceptions import InstanceFileError, LimitError, ValidationError
 from .limits import MAX_NPZ_BYTES, MAX_NPZ_ENTRIES
 
-__all__ = ["is_npz", "read_npz", "NpzInstance", "write_npz", "npz_sizes", "MAX_NPZ_BYTES",
-           "MAX_NPZ_ENTRIES", "exact_parts"]
+__all__ = ["is_npz", "read_npz", "NpzInstance", "write_npz", "npz_sizes", "npz_counts", "exact_parts"]
 
 
 _ARRAYS = ("A", "W", "pi0", "mu")
@@ -162,6 +161,18 @@ def npz_sizes(path: str | Path) -> tuple[int, int]:
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise _fail(p, f"not a readable .npz file ({exc})") from None
     return shapes["A"][0], shapes["W"][0]
+
+
+def npz_counts(path: str | Path) -> tuple[int, int, int, int]:
+    """``(|H|, |X|, entries of A, entries of W)`` from the headers alone: stored entries (the
+    nonzeros of a sparse matrix, every entry of a dense one), the work and memory a check needs."""
+    p = str(path)
+    states, tokens = npz_sizes(p)
+    with zipfile.ZipFile(p) as zf:
+        heads = _headers(p, zf)
+    stored = [math.prod(heads[n].shape) if n in heads else math.prod(heads[f"{n}.data"].shape)
+              for n in ("A", "W")]
+    return states, tokens, stored[0], stored[1]
 
 
 def _check_file(path: str) -> None:

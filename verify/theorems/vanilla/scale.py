@@ -295,15 +295,9 @@ def _check(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool, prog
 def _sizes_before_work(args) -> tuple[int, int, int, int]:
     """``(|H|, |X|, nnz(A), nnz(W))`` from the request or the file's headers alone."""
     if args.hmm:
-        import zipfile
+        from ....models.hmm.npz import npz_counts
 
-        from ....models.hmm.npz import _headers, npz_sizes
-
-        H, X = npz_sizes(args.hmm)
-        with zipfile.ZipFile(args.hmm) as zf:
-            heads = _headers(args.hmm, zf)
-        nnz = [math.prod(heads[n].shape) if n in heads else math.prod(heads[f"{n}.data"].shape) for n in ("A", "W")]
-        return H, X, nnz[0], nnz[1]
+        return npz_counts(args.hmm)
     if getattr(args, "model", None) is not None:
         m = args.model
         return m.num_states, m.num_tokens, m.A.nnz, m.W.nnz
