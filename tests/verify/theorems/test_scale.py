@@ -236,7 +236,7 @@ def test_dense_transitions_run_the_gemm_kernel_with_the_same_decisions(monkeypat
     A = rng.integers(1, 50, (120, 120))                         # dense, positive
     m = LargeHMM.create(A, A.sum(axis=0), base.W, base.dW, base.pi0, base.dpi, base.mu, base.dmu)
     gemm = theorem_at_scale(_args(m, "3.3", samples=300))
-    monkeypatch.setattr(sc, "DENSE_KERNEL_DENSITY", 2.0)         # force the sparse kernel
+    monkeypatch.setattr(sc.scale_check, "DENSE_KERNEL_DENSITY", 2.0)         # force the sparse kernel
     nonzeros = theorem_at_scale(_args(m, "3.3", samples=300))
     assert gemm["verdict"] == "verified" and gemm["sequences"] == nonzeros["sequences"]
     # a task on more states than |X| fails Assumption 3.5 by counting (a dense fitted model's usual case)

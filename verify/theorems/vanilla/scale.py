@@ -15,39 +15,34 @@ sizes and refused before any work when it exceeds the limits.
 from __future__ import annotations
 
 import math
-import random
 from fractions import Fraction
 
 import numpy as np
 
-from ....models.exceptions import InputError, InternalError, LimitError
+from ....models.exceptions import InputError, LimitError
 from ....models.hmm.large import LargeHMM
-from ....models.hmm.task import label, labels
-from ....models.inference import bounds as ib
-from ....models.inference.sparse import BATCH, exact_backward0, posterior_h0_large, sample_large
-from ....models.inference import floats as iff
+from ....models.inference.sparse import BATCH, posterior_h0_large, sample_large
 from ..common import MAX_SECONDS, label_counts, settle_verdict
+from . import scale_check
+from .scale_check import check_on_ray, check_sequences_large, cross_check
 from .large import (check_31_large, check_32_large, check_35_large, head_for, head_weights_large,
                     prompt_prior)
 
 __all__ = ["use_scale_path", "theorem_at_scale", "estimate", "DENSE_MAX_STATES", "DENSE_MAX_TOKENS",
-           "MAX_BYTES", "CROSS_CHECKS"]
+           "MAX_BYTES"]
 
 DENSE_MAX_STATES = 1000
 DENSE_MAX_TOKENS = 1000
 MAX_BYTES = 12 * 2 ** 30
 """Estimated peak memory above which a run is refused."""
-CROSS_CHECKS = 3
 ADVERSARIAL, POOL = 200, 2000
 
 # seconds per unit, measured on this project's 2-core machine while shared with other work
 # (benchmarks/scale.py): set between the runs' CPU seconds and their wall-clock seconds under a
 # load average of about 6, so that the estimate is within 2x of either
 _KERNEL_RATE = 3.6e-9         # per sequence, position and (nnz(A) + 2 |H|)
-_EXACT_RATE = 2.4e-7          # exact fallback / cross-check: per position and nnz(A) + nnz(W) / |X|
 _BUILD_RATE = 1.2e-6          # building and checking the model: per nonzero of A and W
 _DENSE_RATE = 4e-10           # a dense A (GEMM kernel): per sequence, position and |H|^2
-DENSE_KERNEL_DENSITY = 0.05   # above this share of nonzeros, A runs through the dense GEMM kernel
 _BLOCK_RATE = 1.5e-5          # Theorem 3.3, |H| <= |X|: blocks, ranks and the head over every column, per nnz(W)
 
 
@@ -76,9 +71,9 @@ def estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: int, le
              all_columns: bool = False) -> dict:
     """Estimated seconds and peak bytes of a run (decided from sizes alone); ``all_columns``:
     Theorem 3.3 with ``|H| <= |X|``, whose rank proof and head cover every column of ``W``."""
-    dense = nnz_A > DENSE_KERNEL_DENSITY * hidden * hidden
+    dense = nnz_A > scale_check.DENSE_KERNEL_DENSITY * hidden * hidden
     kernel = (_DENSE_RATE * hidden * hidden if dense else _KERNEL_RATE * (nnz_A + 2 * hidden)) * sequences * length
-    exact = _EXACT_RATE * (CROSS_CHECKS + 2) * length * (nnz_A + nnz_W / max(vocab, 1) + hidden)
+    exact = scale_check.EXACT_RATE * (scale_check.CROSS_CHECKS + 2) * length * (nnz_A + nnz_W / max(vocab, 1) + hidden)
     seconds = 1.0 + _BUILD_RATE * (nnz_A + nnz_W) + kernel + exact + 2e-4 * POOL * length
     if all_columns:
         seconds += _BLOCK_RATE * nnz_W
@@ -178,118 +173,6 @@ def _identity(rows) -> tuple[bool, Fraction | None]:
         return all(a == 0 for a in r0), Fraction(1)
     lam = next(iter(ratios)) if len(ratios) == 1 else None
     return bool(zeros_ok and lam is not None and lam > 0), lam
-
-
-def _exact_decide(model, rows, lam, seq):
-    """``(possible, expected, got, tie, zero_norm, identity)`` of one sequence, exactly: the
-    rows' dot products with the integer backward message (a positive multiple of ``beta``)."""
-    beta, _ = exact_backward0(model, seq)
-    v = [_dot(r, beta) for r in rows[:4]]
-    identity = v[0] == lam * v[1] and v[2] > 0 and v[3] > 0
-    return v[3] > 0, label(v[1]), label(v[0]), v[1] == 0, v[2] == 0, bool(identity)
-
-
-def _dot(row, beta) -> Fraction:
-    """``sum_h row[h] beta[h]`` exactly, adding the integer products of entries that share a
-    denominator first (rows carry a few distinct denominators; adding thousands of Fractions
-    one by one would reduce each partial sum)."""
-    by_den: dict[int, int] = {}
-    for r, bv in zip(row, beta.tolist()):
-        if r and bv:
-            by_den[r.denominator] = by_den.get(r.denominator, 0) + r.numerator * bv
-    return sum((Fraction(n, d) for d, n in by_den.items()), Fraction(0))
-
-
-def _check_on_ray(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool, address: str,
-                  progress=None) -> dict:
-    """:func:`_check` split into Ray tasks (one chunk of sequences each; the model and the rows
-    are put in the object store once); the columns are joined in input order, so every
-    decision is the one a local run makes (each sequence is decided alone)."""
-    try:
-        import ray
-    except ImportError:
-        raise InputError('--ray: Ray is not installed; install the extra with pip install -e ".[cluster]"') from None
-    import os
-
-    from ...experiments.ray_tasks import _check_reachable
-
-    started = False
-    if not ray.is_initialized():
-        kwargs = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
-        try:
-            if address and address != "local":
-                _check_reachable(address)
-                ray.init(address=address, **kwargs)
-            else:
-                ray.init(num_cpus=os.cpu_count(), **kwargs)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            where = f"the Ray cluster at {address}" if address and address != "local" else "a local Ray instance"
-            raise InputError(f"--ray: cannot start or join {where} ({(str(exc).splitlines() or [''])[0]})") from None
-        started = True
-    try:
-        workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        size = max(BATCH, -(-len(tokens) // (2 * workers)))
-        remote = ray.remote(_check)
-        model_ref, rows_ref = ray.put(model), ray.put(rows)
-        refs = [remote.remote(model_ref, rows_ref, lam, tokens[lo:lo + size], certified)
-                for lo in range(0, len(tokens), size)]
-        parts = []
-        for ref in refs:
-            parts.append(ray.get(ref))
-            if progress is not None:
-                progress(len(parts[-1]["expected"]))
-    finally:
-        if started:
-            ray.shutdown()
-    if not parts:
-        return _check(model, rows, lam, tokens, certified)
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-
-
-def _check(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool, progress=None) -> dict:
-    """Certified (or float) decisions for every row of ``tokens``, batch by batch; the bound's
-    undecided sequences are decided exactly."""
-    f = model.float_form()
-    pos, neg, rmin, usable = ib.split_rows(np.array(rows[:5], dtype=object))
-    A = f["A"]
-    if A.nnz > DENSE_KERNEL_DENSITY * A.shape[0] ** 2:         # a dense A: one GEMM per step beats the nonzeros
-        A = np.ascontiguousarray(A.toarray())
-    chain = ib.make_chain(A, f["pi0"], f["W"], True)
-    usable = usable and chain.usable
-    floor = chain.floor_for(rmin)
-    n, t = tokens.shape
-    count = ib.backward_count(t, model.num_states) + 1 + model.num_states
-    cols = {k: np.zeros(n, dtype=bool) for k in ("possible", "tie", "zero_norm", "identity", "fallback")}
-    expected, got = np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int8)
-    for lo in range(0, n, BATCH):
-        idx = np.ascontiguousarray(tokens[lo:lo + BATCH].T)
-        m = iff.scaled_messages(chain.A, chain.AT, chain.pi0, chain.W, idx, forward=False, store=False,
-                                track=certified, every=chain.every)
-        P, N = m["beta0"] @ pos, m["beta0"] @ neg
-        sl = slice(lo, lo + idx.shape[1])
-        if not certified:
-            v = P - N
-            cols["possible"][sl], expected[sl], got[sl] = v[:, 3] > 0, labels(v[:, 1]), labels(v[:, 0])
-            cols["tie"][sl], cols["zero_norm"][sl] = v[:, 1] == 0, v[:, 2] == 0
-        else:
-            sign, decided, _ = ib.certified_signs(P, N, count)
-            ok = decided[:, [0, 1, 4]].all(axis=1) & (m["minpos"] >= floor) & usable
-            cols["possible"][sl], expected[sl], got[sl] = sign[:, 3] > 0, labels(sign[:, 1]), labels(sign[:, 0])
-            cols["tie"][sl], cols["zero_norm"][sl] = sign[:, 1] == 0, sign[:, 2] <= 0
-            cols["identity"][sl] = (sign[:, 4] == 0) & (sign[:, 2] > 0) & (sign[:, 3] > 0)
-            cols["fallback"][sl] = ~ok
-        if progress is not None:
-            progress(idx.shape[1])
-    redo = np.flatnonzero(cols["fallback"])
-    if redo.size:
-        est = _EXACT_RATE * redo.size * t * (model.A.nnz + model.num_states)
-        if est > MAX_SECONDS:
-            raise LimitError(f"{redo.size} sequences could not be decided by the certified bound and redoing them "
-                             f"exactly would take about {est / 60:.0f} minutes; use fewer --samples")
-        for k in redo.tolist():
-            d = _exact_decide(model, rows, lam, tokens[k].tolist())
-            cols["possible"][k], expected[k], got[k], cols["tie"][k], cols["zero_norm"][k], cols["identity"][k] = d
-    return {"expected": expected, "got": got, **cols}
 
 
 def _sizes_before_work(args) -> tuple[int, int, int, int]:
@@ -415,13 +298,13 @@ def theorem_at_scale(args) -> dict:
         tokens, how = _sequences(model, samples, length, args.seed)
         bar, tick = progress_bar(len(tokens), f"checking Theorem {tid}", quiet=not getattr(args, "progress", True))
         if getattr(args, "ray", None):
-            res = _check_on_ray(model, rows, lam, tokens, mode != "float", args.ray, progress=tick)
+            res = check_on_ray(model, rows, lam, tokens, mode != "float", args.ray, progress=tick)
             report["sequences_on"] = f"Ray tasks ({args.ray})"
         else:
-            res = _check(model, rows, lam, tokens, mode != "float", progress=tick)
+            res = check_sequences_large(model, rows, lam, tokens, mode != "float", progress=tick)
         if bar is not None:
             bar.close()
-        _cross_check(model, rows, lam, tokens, res, mode)
+        cross_check(model, rows, lam, tokens, res, mode)
         possible = res["possible"]
         agree = (res["expected"] == res["got"]) & possible
         report.update(label_counts(res["expected"][possible].tolist()))
@@ -448,13 +331,3 @@ def theorem_at_scale(args) -> dict:
         _save(model, args.out, tid, instance, results)
     report[DETAILS] = {"model": model, "witness": None, "sequences": []}
     return report
-
-
-def _cross_check(model, rows, lam, tokens, res, mode) -> None:
-    """A few sequences decided again in exact integer arithmetic; a mismatch is a bug."""
-    if mode == "float" or not len(tokens):
-        return
-    for k in random.Random(0).sample(range(len(tokens)), min(CROSS_CHECKS, len(tokens))):
-        possible, expected, got, *_ = _exact_decide(model, rows, lam, tokens[k].tolist())
-        if (bool(res["possible"][k]), int(res["expected"][k]), int(res["got"][k])) != (possible, expected, got):
-            raise InternalError(f"certified and exact checks differ on {tokens[k].tolist()}")
