@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -139,6 +140,7 @@ def main(argv=None) -> int:
     reps = 400 if args.quick else args.reps
     ks, ns = ((1, 4), (3, 10)) if args.quick else (KS, NS)
     rng = np.random.default_rng(args.seed)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     t0 = time.time()
     lines, rows = [], []
     head = (f"{'design':<22}{'k':>3}{'n':>4}   {'rule: supported':>15} {'contradicted':>13} {'total':>13}"
@@ -198,9 +200,6 @@ def main(argv=None) -> int:
     if args.save:
         prefix = Path(args.save)
         prefix.parent.mkdir(parents=True, exist_ok=True)
-        import subprocess
-
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
         config = {"reps": reps, "seed": args.seed, "alpha": ALPHA, "ks": list(ks), "ns": list(ns), "quick": args.quick,
                   "rule": {"gamma_max": GAMMA_MAX, "hall_allowance": HALL_ALLOWANCE, "flips": FLIPS,
                            "exact_flips": EXACT_FLIPS}, "commit": commit,
@@ -209,9 +208,9 @@ def main(argv=None) -> int:
         header = [f"# calibration of the verdict rule, {stamp}, {seconds:.0f} s", f"# config: {json.dumps(config)}",
                   f"# machine: {json.dumps(machine())}"]
         prefix.with_suffix(".txt").write_text("\n".join(header + lines) + "\n")
-        prefix.with_suffix(".json").write_text(json.dumps({"time": stamp, "seconds": round(seconds, 1), "config": config,
-                                                           "machine": machine(), "summary": summary, "rows": rows},
-                                                          indent=1) + "\n")
+        record = {"time": stamp, "seconds": round(seconds, 1), "config": config, "machine": machine(),
+                  "summary": summary, "rows": rows}
+        prefix.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n")
     return 0
 
 

@@ -142,6 +142,26 @@ def test_zero_variance_uses_the_exact_sign_flip_p():
     assert zero["verdict"] == "inconclusive" and zero["reason"] == "no difference: every paired difference is 0"
 
 
+def test_sign_flip_component_matches_brute_force_and_is_deterministic():
+    rng = np.random.default_rng(11)
+    groups = {0: rng.normal(0.02, 0.03, 4), 1: rng.exponential(0.05, 3) - 0.02, 2: rng.normal(0.0, 0.1, 3)}
+    d = np.concatenate(list(groups.values()))
+    bounds = np.cumsum([0, 4, 3, 3])
+
+    def stat(x):   # stratified studentized mean, written out
+        var = sum(len(x[a:b]) * np.var(x[a:b], ddof=1) for a, b in zip(bounds[:-1], bounds[1:]))
+        return x.mean() / (math.sqrt(var) / len(x))
+
+    t0 = stat(d)
+    ts = np.array([stat(d * np.array(s)) for s in itertools.product((1, -1), repeat=len(d))])
+    brute = min(1.0, 2 * min(np.mean(ts >= t0 - 1e-9), np.mean(ts <= t0 + 1e-9)))
+    res = pooled_test(groups)
+    assert res["p_flip"] == pytest.approx(brute)
+    assert res["p"] == max(res["p_flip"], res["p_hall"], res["p_skew"])
+    big = {s: rng.normal(0.01, 0.05, 6) for s in range(4)}          # 24 pairs: seeded random patterns
+    assert pooled_test(big, seed=3)["p"] == pooled_test(big, seed=3)["p"]
+
+
 def test_minimum_reachable_p_is_reported_when_alpha_is_out_of_reach():
     res = pooled_test({0: [0.11, 0.12, 0.13], 1: [0.2, 0.25]})      # 5 nonzero differences, all positive
     assert res["min_reachable_p"] == pytest.approx(2 * 0.5 ** 5)     # 0.0625 > 0.05
