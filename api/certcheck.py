@@ -886,6 +886,8 @@ def _vanilla_theorem(cert, theorem, inst):
             tail = f"{who} disagrees with F* on x = {x[:20]} (Pr(x) > 0); assumptions: {state}"
         return f"accepted: Theorem {theorem} refuted: {tail} (the witness is refuted, not the theorem)"
     classes = 2 if inst.binary else len(inst.mu)
+    if not seen:
+        raise Vacuous(f"no listed sequence has Pr(x) > 0 ({len(seqs)} listed): the claim is about nothing")
     if len(seen) < classes:
         missing = sorted(set(range(classes)) - seen)
         raise Vacuous(f"no listed sequence with Pr(x) > 0 has F*(x) = {missing[0]}: the claim could not have "
@@ -1245,6 +1247,8 @@ def _memory_theorem(cert, theorem, inst):
         return (f"accepted: Theorem {theorem} refuted: {who} disagrees with F* on x = {x[:20]} in R; assumptions: "
                 f"{state} (the witness is refuted, not the theorem)")
     classes = 2 if inst.binary else len(inst.mu_rows)
+    if not in_R:
+        raise Vacuous(f"no listed sequence lies in R ({len(seqs)} listed): the claim is about nothing")
     if len(seen) < classes:
         raise Vacuous(f"{in_R} listed sequences lie in R and none has F*(x) = {min(set(range(classes)) - seen)}: "
                       "the claim could not have failed on that label")
