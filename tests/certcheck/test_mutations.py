@@ -111,3 +111,49 @@ def test_every_accepted_mutation_is_true(certificates, name):
         assert claim_is_true(mutant, said), f"{name}: mutation at {path} -> {str(new)[:60]} accepted as {said}"
     print(f"{name}: {tried} mutants, {accepted} accepted")
     assert tried >= 20
+
+
+def _reprint(cert):
+    """Every printed number and label of a vanilla certificate recomputed by path sums (the
+    oracle), so that a forged certificate is consistent everywhere but in its claim."""
+    from tests.certcheck.claims import plain, _label
+
+    hmm = plain(cert["instance"])
+    w = cert["witness"]
+    b = [[Fraction(v) for v in w["b"]]] if not hmm.multi else [[Fraction(v) for v in r] for r in w["b"]]
+    u = None if w.get("u") is None else [Fraction(v) for v in w["u"]]
+    for row in cert["sequences"]:
+        x = tuple(row["x"])
+        prob, star = hmm.task(x)
+        g = hmm.features(cert["theorem"], x, u)
+        head = [sum(bb * gg for bb, gg in zip(r, g)) for r in b]
+        if hmm.multi:
+            row.update(task_scores=[str(v) for v in star], head_scores=[str(v) for v in head])
+        else:
+            row.update(task_margin=str(star[0]), head_margin=str(head[0]))
+        row.update(F_star=_label(star, not hmm.multi), F=_label(head, not hmm.multi))
+
+
+@pytest.mark.parametrize("name", ["3.3", "3.6", "3.3-classes", "3.3-refuted"])
+def test_consistent_forgeries_are_rejected_or_true(certificates, name):
+    """A random head, or a moved transition, with every printed number re-derived to match:
+    only the claim itself can be false, and an accepted one must be true."""
+    rng = random.Random(7)
+    for trial in range(6):
+        cert = copy.deepcopy(certificates[name])
+        if trial % 2 == 0:
+            w = cert["witness"]
+            rand = lambda: str(Fraction(rng.randint(-9, 9), rng.randint(1, 5)))      # noqa: E731
+            w["b"] = [[rand() for _ in r] for r in w["b"]] if isinstance(w["b"][0], list) else [rand() for _ in w["b"]]
+        else:
+            A = cert["instance"]["A"]
+            col = rng.randrange(len(A))
+            i, j = rng.sample(range(len(A)), 2)
+            d = Fraction(A[i][col]) / 2
+            A[i][col], A[j][col] = str(Fraction(A[i][col]) - d), str(Fraction(A[j][col]) + d)
+        _reprint(cert)
+        try:
+            said = certcheck.check(copy.deepcopy(cert))
+        except (certcheck.Rejected, certcheck.Unreadable):
+            continue
+        assert claim_is_true(cert, said), f"{name} trial {trial}: forged certificate accepted as {said}"
