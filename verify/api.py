@@ -200,11 +200,12 @@ def check(instance: Any, theorem: str, **options: Any) -> TheoremReport:
     Raises:
         InputError: an unknown theorem or option, or invalid input (as the CLI's exit code 2).
     """
+    from ..models.hmm.large import LargeHMM
     from ..models.hmm.values import HMM, MemoryHMM
 
     if isinstance(instance, (str, os.PathLike)):
         options["hmm"] = os.fspath(instance)
-    elif isinstance(instance, (HMM, MemoryHMM)):
+    elif isinstance(instance, (HMM, MemoryHMM, LargeHMM)):     # LargeHMM: the large-model path (3.3, 3.6)
         options["model"] = instance
     elif instance is not None:
         raise InputError(f"instance {type(instance).__name__!r}: expected an HMM, a MemoryHMM, "

@@ -46,6 +46,11 @@ def load_task_instance(path, theorem_id: str, *, memory: bool):
     from ...models.hmm.values import HMM, MemoryHMM
     from ...models.hmm.files import load_instance
 
+    from ...models.hmm.large import LargeHMM
+
+    if isinstance(path, LargeHMM):
+        raise InputError(f"a LargeHMM (the sparse exact form of a large vanilla HMM) is checked by Theorems 3.3 "
+                         f"and 3.6, not {theorem_id}")
     if isinstance(path, (HMM, MemoryHMM)):
         model, path = path, "the instance"
         if not model.exact:

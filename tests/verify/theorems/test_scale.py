@@ -244,3 +244,14 @@ def test_dense_transitions_run_the_gemm_kernel_with_the_same_decisions(monkeypat
                            np.ones(120), 1)
     r = theorem_at_scale(_args(wide))
     assert r["verdict"] == "assumptions-fail" and "counting" in r["assumptions"]["3.5"]["why"]
+
+
+def test_the_python_api_takes_a_large_model():
+    from headprompt import check
+    from headprompt.models.exceptions import InputError
+
+    m = block_hmm(50, 16, rng=np.random.default_rng(3), classes=2, screen=50, length=4)
+    report = check(m, "3.6", samples=100, length=4)
+    assert report.exit_code == 0 and report.data["mode"] == "certified"
+    with pytest.raises(InputError, match="Theorems 3.3 and 3.6"):
+        check(m, "4.3")
