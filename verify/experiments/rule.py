@@ -116,22 +116,24 @@ def _moments(d: np.ndarray, strata: list[list[int]]):
 
 
 def _flip_stat(d: np.ndarray, strata: list[list[int]], pats: np.ndarray):
-    """Studentized statistic and raw sum under every sign pattern: two ``(R, M)`` arrays."""
+    """Studentized statistic and raw sum under every sign pattern: two ``(R, M)`` arrays.
+
+    With ``a_s`` a stratum's flipped sum, ``sum_s n_s v_s = sum_s n_s (ss_s - a_s^2 / n_s) / (n_s - 1)``
+    (``ss_s`` its sum of squares, unchanged by flips): a constant minus ``sum_s a_s^2 / (n_s - 1)``."""
+    const = sum(len(c) * (d[:, c] ** 2).sum(1) / (len(c) - 1) for c in strata)
     s1 = np.zeros((len(d), len(pats)))
-    acc = np.zeros((len(d), len(pats)))
+    acc = np.repeat(const[:, None], len(pats), axis=1)
     for cols in strata:
-        n = len(cols)
         a = d[:, cols] @ pats[:, cols].T                    # (R, M) flipped sums of the stratum
         s1 += a
-        a *= a
-        a *= -1.0 / n
-        a += (d[:, cols] ** 2).sum(1)[:, None]              # n (n - 1) v of the flipped stratum
-        np.maximum(a, 0.0, out=a)
-        a *= n / (n - 1)
-        acc += a
+        np.square(a, out=a)
+        a *= 1.0 / (len(cols) - 1)
+        acc -= a
+    np.maximum(acc, 0.0, out=acc)
     np.sqrt(acc, out=acc)
     init = np.where(s1 > 0, np.inf, np.where(s1 < 0, -np.inf, 0.0))
-    t = np.divide(s1, acc, out=init, where=acc > 0)       # (s1 / N) / (sqrt(acc) / N)
+    # below 1e-7 of sqrt(const) the spread is rounding noise of the cancellation: zero variance
+    t = np.divide(s1, acc, out=init, where=acc > 1e-7 * np.sqrt(const)[:, None])   # (s1 / N) / (sqrt(acc) / N)
     return t, s1
 
 
