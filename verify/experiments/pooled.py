@@ -38,8 +38,9 @@ def _table(groups: dict) -> tuple[np.ndarray, list[int]]:
 def _bound(d: np.ndarray, sizes: list[int], est: float, scale: float, side: int, alpha: float,
            seed: int) -> float | None:
     """The end of the 95% interval on ``side`` (-1 lower, +1 upper): the farthest shift ``theta``
-    whose one-sided p (data minus ``theta``) is still at least ``alpha / 2``, found on grids of
-    64 shifts (a bracket by doubling, then three refinements); ``None`` when no shift reaches it."""
+    whose one-sided p (data minus ``theta``) is still at least ``alpha / 2``: a bracket among
+    shifts of ``scale * 4^j`` (``j < 16``), then four grids of 33 shifts (relative precision
+    about ``4 / 32^4``); ``None`` when no shift is rejected."""
     which = "p_up" if side < 0 else "p_down"
 
     def reject(thetas: np.ndarray) -> np.ndarray:
@@ -90,7 +91,9 @@ def detectable_effect(sds, sizes: list[int], *, alpha: float = ALPHA, power: flo
                       reps: int = SIM_TABLES) -> float | None:
     """The smallest positive mean difference the rule calls ``supported`` with probability
     ``power``, simulated at the design: settings of ``sizes`` trials, normal noise with standard
-    deviations ``sds`` per setting (``reps`` tables, common random numbers, bisection).
+    deviations ``sds`` per setting (``reps`` seeded tables, the same noise for every effect; a
+    bracket among multiples of the standard error, then grids of 17 and 9 effects: about 1%
+    precision on top of the simulation's own, a power SE of 2.8 points at 200 tables).
     ``None`` when the noise is zero or no effect reaches the power (too few pairs)."""
     sds = np.asarray(sds, dtype=float)
     if sum(sizes) < 2 or not np.any(sds > 0):
