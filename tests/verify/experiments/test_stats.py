@@ -55,17 +55,17 @@ def _binomial(rng, sizes):
 def test_null_rejection_rate_is_at_most_the_level(draw, sizes, t_fails):
     rng = np.random.default_rng(sum(sizes) * 7 + len(sizes))
     d = draw(rng, sizes)
-    r = rule_pvalues(d, sizes)
-    rejected = int((r["p"] < 0.05).sum())
+    parts = [rule_pvalues(d[i:i + 500], sizes) for i in range(0, REPS, 500)]      # bounded memory
+    rejected = sum(int((r["p"] < 0.05).sum()) for r in parts)
     assert rejected <= CUTOFF, f"rule rejects {rejected / REPS:.1%} of null tables"
     if t_fails:   # the plain stratified t-test, on the same tables, does not keep the level
-        p_t = 2 * stats.t.sf(np.abs(r["t"]), r["df"])
-        assert int((p_t < 0.05).sum()) > CUTOFF
+        t_rejected = sum(int((2 * stats.t.sf(np.abs(r["t"]), r["df"]) < 0.05).sum()) for r in parts)
+        assert t_rejected > CUTOFF
 
 
 def test_clear_effects_are_supported_or_contradicted():
     rng = np.random.default_rng(1)
-    for _ in range(3):
+    for _ in range(2):
         groups = {s: 0.06 + 0.02 * s + rng.normal(0, 0.05, 5) for s in range(4)}   # setting-dependent effect
         assert pooled_test(groups)["verdict"] == "supported"
         neg = {s: -g for s, g in groups.items()}
@@ -186,7 +186,7 @@ def test_degenerate_tables():
 
 def test_interval_contains_the_estimate_and_agrees_with_the_p_value():
     rng = np.random.default_rng(8)
-    for i in range(12):
+    for i in range(8):
         k, n = 1 + i % 4, 3 + i % 5
         groups = {s: 0.02 * (i % 3) + rng.exponential(0.05, n) - 0.05 for s in range(k)}
         res = pooled_test(groups)
