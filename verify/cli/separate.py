@@ -98,7 +98,8 @@ def render(result: dict) -> None:
         out.print(f"  linear head fails    {_mark(m['linear'])}: {m['linear']['what']}")
         for key in ("attention", "linear"):
             if m[key]["certificate"]:
-                out.print(f"    certificate: {m[key]['certificate']}")
+                covers = m[key].get("certificate_covers")
+                out.print(f"    certificate: {m[key]['certificate']}" + (f" (covers {covers})" if covers else ""))
     verdict = "every half proven" if result["proven"] else "NOT every half proven"
     out.print(f"{verdict}; time {result['seconds']:.1f} s"
               + ("" if result["certificates_written"] else " (add --certificate-dir DIR to write the certificates)")

@@ -116,6 +116,9 @@ def _memory(model: MemoryHMM | None, seed: int, directory: str | None) -> dict:
     return {"instance": attn.data["instance"],
             "assumptions": {k: v["holds"] for k, v in attn.data["assumptions"].items()},
             "attention": {"proven": attn_ok, "certificate": attn_cert,
+                          # certcheck re-derives the listed sequences in R, not the identity over all of R
+                          "certificate_covers": ("the listed sequences in R (the identity over every x in R is "
+                                                 "verify's own check, not part of the certificate)"),
                           "what": (f"verify theorem 4.3: {attn.data['verdict']}; "
                                    f"{ident.get('what', 'no identity')}; besides, {seqs.get('in_R')} checked "
                                    f"sequences in R agree (labels {attn.data.get('labels')})") if attn_ok else
