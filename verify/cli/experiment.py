@@ -145,11 +145,16 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(setting, r["method"], r["model"], f"{r['accuracy']:.3f}",
                       f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]", str(r["trials"]))
     con.print(table)
+    gate = summary.get("gate") or {}
     for q in summary["quality"]:
         setting = ", ".join(f"{k}={v}" for k, v in q["setting"].items())
-        con.print(f"MLM quality {setting}: mean TV to G {q['tv_mean']:.3f} (worst {q['tv_max']:.3f}), "
-                  f"loss gap {q['loss_gap_mean']:.3f} nats: {'passed' if q['passed'] else 'FAILED'} the gate "
-                  f"(TV <= {q['threshold']})")
+        x, data = list(q["setting"].values())[-1], q["setting"].get("data", "vanilla")
+        trials = [g for g in gate.get("trials", []) if g["setting"] == x and g["data"] == data]
+        bound = max((g["bound"] for g in trials), default=float("nan"))
+        passed = sum(g["passed"] for g in trials)
+        con.print(f"MLM gate {setting}: TV at position 0 {sum(g['tv0'] for g in trials) / max(len(trials), 1):.3f}, "
+                  f"worst upper bound {bound:.3f} (passes at <= {q['threshold']}): {passed} of {len(trials)} trials "
+                  f"passed; pretraining's mixed TV {q['tv_mean']:.3f}, loss gap {q['loss_gap_mean']:.3f} nats")
     for p in summary["predictions"]:
         con.print(f"{p['verdict']}: {p['claim']}\n  {p['evidence']}", markup=False)
     for c in summary["controls"]:
