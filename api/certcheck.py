@@ -45,7 +45,7 @@ import sys
 from fractions import Fraction
 
 __all__ = ["check", "check_file", "main", "loads", "Rejected", "Vacuous", "Unreadable", "FORMAT", "VERSION",
-           "LIMITS"]
+           "LIMITS", "backward_cost", "memory_cost", "digits_of", "limb_work", "parse_work"]
 
 FORMAT = "headprompt-certificate"
 VERSION = 2
@@ -53,7 +53,8 @@ VERSION = 2
 LIMITS = {
     "file_bytes": 64 * 2 ** 20,        # the largest certificate verify writes is about 11 MB
     "number_digits": 200_000,          # digits of one integer (numerator or denominator)
-    "digit_work": 10 ** 13,            # sum of digits^2 over all numbers (int(str) is quadratic): < 1 min
+    "digit_work": 2 * 10 ** 11,        # sum of digits^2 over all digit runs of the file (int(str) is
+                                       # quadratic: about 1.2e-11 s per unit), counted before parsing: < 3 s
     "states": 4096,                    # |H| (vanilla), |M| |H| (memory)
     "tokens": 4096,                    # |X|
     "classes": 64,
@@ -62,7 +63,8 @@ LIMITS = {
     "rows": 20_000,                    # listed sequences
     "length": 100_000,                 # tokens of one sequence
     "steps": 3 * 10 ** 8,              # vanilla backward passes: sum_x |x| (nonzeros of A + |H|)
-    "digit_steps": 10 ** 11,           # the same weighted by the digits the integers grow to
+    "limb_work": 10 ** 10,             # the same weighted by the sizes of the integers multiplied (in
+                                       # 9-digit limbs, schoolbook): about 4 s on a shared core
     "memory_steps": 3 * 10 ** 7,       # memory: sum_x (|x| + 1) x lifted states x (|H| + 1) x 3
     "matrix_work": 2 * 10 ** 8,        # one product or elimination: rows x columns x inner size
 }
@@ -94,7 +96,11 @@ class Unreadable(Exception):
 
 # ---------------------------------------------------------------- strict reading
 
-_RATIONAL = re.compile(r"(-?)([0-9]+)(?:/([0-9]+))?", re.ASCII)
+_RATIONAL = re.compile(r"(-?)(0|[1-9][0-9]*)(?:/([1-9][0-9]*))?", re.ASCII)
+"""Canonical numerals only: no leading zeros, no ``+``, no spaces; ``-0``, ``p/1`` and fractions
+not in lowest terms are refused after the match (``str`` of a ``Fraction`` is canonical)."""
+
+_LONG_DIGITS = re.compile(rb"[0-9]{64,}")
 
 
 class _Reader:
@@ -111,6 +117,8 @@ class _Reader:
             raise Unreadable("the numbers of this file are over the total digit limit")
 
     def parse_int(self, text: str) -> int:
+        if text == "-0":
+            raise Unreadable("the JSON integer -0 is not canonical (write 0)")
         self.digits(len(text.lstrip("-")), "a JSON integer")
         return int(text)
 
@@ -135,16 +143,32 @@ class _Reader:
 _READER = _Reader()
 
 
+def parse_work(data: bytes) -> int:
+    """An upper bound on the digits² work of parsing every number in ``data``: each run of
+    64 or more ASCII digits counts its length squared, shorter runs 64 per digit."""
+    long = sum((m.end() - m.start()) ** 2 for m in _LONG_DIGITS.finditer(data))
+    return long + 64 * sum(data.count(d) for d in b"0123456789")
+
+
 def loads(data: bytes | str):
-    """Parse a certificate's bytes strictly (ASCII JSON; see :class:`_Reader`)."""
+    """Parse a certificate's bytes strictly (ASCII JSON; see :class:`_Reader`); the digits of
+    the whole file are bounded before any number is parsed."""
     global _READER
-    if isinstance(data, bytes):
-        if len(data) > LIMITS["file_bytes"]:
-            raise Unreadable(f"over {LIMITS['file_bytes']} bytes")
+    if isinstance(data, str):
         try:
-            data = data.decode("ascii")
-        except UnicodeDecodeError:
+            data = data.encode("ascii")
+        except UnicodeEncodeError:
             raise Unreadable("not ASCII: a certificate is ASCII JSON (verify writes it so)") from None
+    if len(data) > LIMITS["file_bytes"]:
+        raise Unreadable(f"over {LIMITS['file_bytes']} bytes")
+    work = parse_work(data)
+    if work > LIMITS["digit_work"]:
+        raise Unreadable(f"its numbers need {work} digit² units of parsing, over the limit of {LIMITS['digit_work']} "
+                         "(the sum over digit runs of their length squared)")
+    try:
+        data = data.decode("ascii")
+    except UnicodeDecodeError:
+        raise Unreadable("not ASCII: a certificate is ASCII JSON (verify writes it so)") from None
     _READER = _Reader()
     try:
         return json.loads(data, object_pairs_hook=_Reader.pairs, parse_int=_READER.parse_int,
@@ -186,26 +210,50 @@ def read_file(path: str):
     return loads(b"".join(chunks))
 
 
+def digits_of(bound: int) -> int:
+    """Decimal digits of ``bound`` (an upper estimate, from its bit length)."""
+    return bound.bit_length() * 30103 // 100000 + 1
+
+
+def limb_work(lengths, per: int, growth: int) -> int:
+    """Schoolbook work, in products of 9-digit limbs, of ``per`` multiply-adds per position of
+    each sequence, where the integers at depth ``t`` have about ``t * growth`` digits and are
+    multiplied by entries of at most ``growth`` digits: ``sum_t (t growth / 9 + 1)(growth / 9 + 2)``
+    per multiply-add (the product grows with the digits of both factors; the ``+ 2`` counts the
+    addition and the allocation, which dominate for small entries: measured, 1e10 of these take
+    3.8 s with 3000-digit entries and 4.3 s with 2-digit ones on a shared core)."""
+    entry = growth // 9 + 2
+    return sum(per * entry * (growth * (t * (t + 1) // 2) // 9 + t) for t in lengths)
+
+
+def _over_limb_work(lengths, per, growth) -> str:
+    work = limb_work(lengths, per, growth)
+    if work > LIMITS["limb_work"]:
+        return (f"{work} limb products (integers of up to {max(lengths, default=0) * growth} digits times entries "
+                f"of {growth} digits), over the limit of {LIMITS['limb_work']}")
+    return ""
+
+
 def backward_cost(lengths, nonzeros: int, states: int, growth: int) -> str:
     """What over the limits the vanilla backward passes of sequences of these lengths need
-    (``""`` when within): steps, and steps weighted by the digits the integers reach (a step at
-    depth ``t`` handles numbers of about ``t * growth`` digits)."""
+    (``""`` when within): steps, and steps weighted by the sizes of the integers multiplied (a
+    step at depth ``t`` multiplies numbers of about ``t * growth`` digits by entries of up to
+    ``growth`` digits; ``growth = log10(DA DW |H|)``)."""
     per = nonzeros + states
     steps = sum(lengths) * per
     if steps > LIMITS["steps"]:
         return f"{steps} backward steps, over the limit of {LIMITS['steps']}"
-    digits = sum(t * (t + 1) // 2 for t in lengths) * per * growth
-    if digits > LIMITS["digit_steps"]:
-        return f"{digits} digit-steps, over the limit of {LIMITS['digit_steps']}"
-    return ""
+    return _over_limb_work(lengths, per, growth)
 
 
-def memory_cost(lengths, lifted: int, states: int) -> str:
-    """The same for a memory-augmented HMM's lifted chain (``""`` when within)."""
-    steps = sum(t + 1 for t in lengths) * lifted * (states + 1) * 3
+def memory_cost(lengths, lifted: int, states: int, growth: int = 1) -> str:
+    """The same for a memory-augmented HMM's lifted chain (``""`` when within); ``growth`` is
+    ``log10`` of the denominators of ``A`` and ``W`` times the lifted states."""
+    per = lifted * (states + 1) * 3
+    steps = sum(t + 1 for t in lengths) * per
     if steps > LIMITS["memory_steps"]:
         return f"about {steps} lifted-chain steps, over the limit of {LIMITS['memory_steps']}"
-    return ""
+    return _over_limb_work([t + 1 for t in lengths], per, growth)
 
 
 def matrix_work(rows: int, cols: int, inner: int, what: str) -> None:
@@ -225,21 +273,25 @@ def _q(text, where) -> Fraction:
     if isinstance(text, bool) or not isinstance(text, (str, int)):
         raise Unreadable(f"{where}: expected a rational as a string like \"3/7\", found {str(text)[:40]!r}")
     if isinstance(text, int):
-        return Fraction(text)
+        return _ZERO if text == 0 else Fraction(text)
     if text == "0":
         return _ZERO
     match = _RATIONAL.fullmatch(text)
     if match is None:
         raise Unreadable(f"{where}: {text[:40]!r} is not a rational \"p\" or \"p/q\" (ASCII digits)")
     sign, num, den = match.groups()
+    if sign and num == "0":
+        raise Unreadable(f"{where}: {text[:40]!r} is not canonical (write 0)")
     _READER.digits(len(num), where)
     if den is None:
         return Fraction(-int(num) if sign else int(num))
     _READER.digits(len(den), where)
     d = int(den)
-    if d == 0:
-        raise Unreadable(f"{where}: {text[:40]!r} has denominator 0")
-    return Fraction(-int(num) if sign else int(num), d)
+    value = Fraction(-int(num) if sign else int(num), d)
+    if value.denominator != d or d == 1:
+        raise Unreadable(f"{where}: {text[:40]!r} is not in lowest terms with a denominator above 1 "
+                         f"(write {value})"[:300])
+    return value
 
 
 _ZERO = Fraction(0)
@@ -478,7 +530,7 @@ class Vanilla:
 
     def growth(self):
         """Decimal digits the backward message gains per step (at most ``log10(DA DW |H|)``)."""
-        return (self.DA * self.DW * self.n).bit_length() * 30103 // 100000 + 1
+        return digits_of(self.DA * self.DW * self.n)
 
     def budget(self, seqs):
         """Refuse before work when every sequence recomputed so far and these need too much."""
@@ -638,8 +690,24 @@ def _assumption_35(inst, entry, holds, where):
 def _state(held, theorem):
     """``("3.1 holds, 3.2 not certified", every assumption holds)``."""
     names = THEOREMS[theorem][1]
-    text = ", ".join(f"{n} {'holds' if held[n] else 'fails'}" if n in held else f"{n} not certified" for n in names)
+    text = ", ".join((f"{n} holds" if held[n] else _fails(n, short=True)) if n in held else f"{n} not certified"
+                     for n in names)
     return text, all(held.get(n) is True for n in names)
+
+
+_NONDEGENERACY = ("4.2", "4.5", "C.5")
+
+
+def _fails(name, short=False):
+    """What a failing assumption means: a non-degeneracy assumption (4.2, 4.5, C.5) holds
+    trivially with ``H*`` empty, so its certified failure is that no nonempty ``H*`` works."""
+    if name in _NONDEGENERACY:
+        return f"no nonempty H* = {{j*}} x S* satisfies {'' if short else 'Assumption '}{name}"
+    return f"{name} fails" if short else f"Assumption {name} fails"
+
+
+def _failing(held):
+    return "; ".join(_fails(name) for name, h in held.items() if not h)
 
 
 def _motzkin_pattern(y, z, labels, where):
@@ -847,7 +915,7 @@ def _vanilla_theorem(cert, theorem, inst):
         where = f"sequences[{k}]"
         _keys(row, ("x", "task_margin", "head_margin", "task_scores", "head_scores", "F_star", "F"), where)
         seqs.append(_tokens(_field(row, "x", where), inst.m, f"{where}.x"))
-    seen, bad = set(), []
+    seen, bad, possible = set(), [], set()
     for k, beta in inst.betas(seqs):
         row, where = rows[k], f"sequences[{k}]"
         tnum, tden = inst.task(beta)
@@ -867,6 +935,7 @@ def _vanilla_theorem(cert, theorem, inst):
         if tden == 0:
             continue
         seen.add(star)
+        possible.add(tuple(seqs[k]))
         if star != got:
             if verdict == "verified":
                 raise Rejected(f"{where}: F(x) = {got} disagrees with F*(x) = {star} on x = {list(seqs[k])[:20]}")
@@ -893,7 +962,7 @@ def _vanilla_theorem(cert, theorem, inst):
         raise Vacuous(f"no listed sequence with Pr(x) > 0 has F*(x) = {missing[0]}: the claim could not have "
                       "failed on that class")
     scope = ("every sequence x with Pr(x) > 0 (by the identity)" if covers == "identity"
-             else f"the {len(set(seqs))} listed sequences")
+             else f"the {len(possible)} listed sequences with Pr(x) > 0 (of {len(set(seqs))} listed)")
     return (f"accepted: Theorem {theorem} verified: {who} gives F(x) = F*(x) "
             f"on {scope}, {len(seqs)} sequences recomputed, {classes} classes occur; assumptions re-derived: {state}")
 
@@ -945,13 +1014,14 @@ class Memory:
         self.support = [[i for i in range(n) if self.A[i][h]] for h in range(n)]
         # integer forms: every message below is exact up to one positive factor per position,
         # which cancels in every ratio (Gbar, the posterior) and support test (R) it is used in
-        Ai = scaled_rows(self.A)[0]
+        Ai, DA = scaled_rows(self.A)
         self.cols = [[(i, Ai[i][h]) for i in range(n) if Ai[i][h]] for h in range(n)]
         flat, self.DW = scaled([v for x in self.W for row in x for v in row])
         self.Wi = [[flat[(x * self.M + v) * n:(x * self.M + v + 1) * n] for v in range(self.M)] for x in range(self.m)]
         pMi, pi0i = scaled(self.pM)[0], scaled(self.pi0)[0]
         self.start = [pMi[c] * pi0i[h] for c in range(len(self.configs)) for h in range(n)]
         self.mui, self.Dmu = scaled_rows(self.mu_rows)
+        self.growth = digits_of(DA * self.DW * self.L)
 
     def cell(self, h):
         return h // self.S
@@ -1042,7 +1112,7 @@ class Memory:
 
     def budget(self, seqs):
         self.lengths = getattr(self, "lengths", []) + [len(s) for s in seqs]
-        over = memory_cost(self.lengths, self.L, self.n)
+        over = memory_cost(self.lengths, self.L, self.n, self.growth)
         if over:
             raise Unreadable(f"the listed sequences need {over}")
 
@@ -1152,7 +1222,7 @@ def _memory_theorem(cert, theorem, inst):
         failing = [name for name, h in held.items() if not h]
         if not failing:
             raise Rejected("assumptions-fail: every assumption of the theorem holds (re-derived)")
-        return f"accepted: Theorem {theorem} assumptions-fail: Assumption {', '.join(failing)} fails (re-derived; {state})"
+        return f"accepted: Theorem {theorem} assumptions-fail: {_failing(held)} (re-derived; {state})"
     if verdict not in ("verified", "refuted"):
         raise Unreadable(f"verdict {str(verdict)[:40]!r}: expected verified, refuted or assumptions-fail")
     w = _field(cert, "witness", "certificate")

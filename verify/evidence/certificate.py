@@ -398,12 +398,13 @@ def _lengths(cert: dict) -> list[int]:
 def _within_work(cert: dict, model) -> None:
     """Refuse to write a certificate whose recomputation the checker would refuse as too long."""
     lengths = _lengths(cert)
+    den = lambda a: math.lcm(*(Fraction(v).denominator for v in np.ravel(a)))     # noqa: E731
     if isinstance(model, MemoryHMM):
-        over = certcheck.memory_cost(lengths, model.memory_values ** model.cells * model.num_states,
-                                     model.num_states)
+        lifted = model.memory_values ** model.cells * model.num_states
+        growth = certcheck.digits_of(den(model.A) * den(model.W) * lifted)
+        over = certcheck.memory_cost(lengths, lifted, model.num_states, growth)
     else:
-        den = lambda a: math.lcm(*(Fraction(v).denominator for v in np.ravel(a)))     # noqa: E731
-        growth = (den(model.A) * den(model.W) * model.num_states).bit_length() * 30103 // 100000 + 1
+        growth = certcheck.digits_of(den(model.A) * den(model.W) * model.num_states)
         nonzeros = int(np.count_nonzero(model.transition_support()))
         over = certcheck.backward_cost(lengths, nonzeros, model.num_states, growth)
     if over:
@@ -438,6 +439,10 @@ def _write(cert: dict, path) -> dict:
     if len(text) > certcheck.LIMITS["file_bytes"]:
         raise InputError(f"--certificate: {len(text)} bytes is over the checker's limit of "
                          f"{certcheck.LIMITS['file_bytes']}")
+    work = certcheck.parse_work(text.encode("ascii"))
+    if work > certcheck.LIMITS["digit_work"]:
+        raise InputError(f"--certificate: its numbers need {work} digit² units of parsing, over the checker's "
+                         f"limit of {certcheck.LIMITS['digit_work']}; check fewer or shorter sequences")
     with open(path, "w", encoding="ascii") as fh:
         fh.write(text)
     return cert
