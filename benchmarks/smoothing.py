@@ -7,6 +7,8 @@ Run by hand (not by tests), from the repository root:
     python -m benchmarks.smoothing --quick            # smoke test: 2 sizes, 1 repeat
     python -m benchmarks.smoothing --quick --json     # one JSON object on stdout
     python -m benchmarks.smoothing --openblas-own ... # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset (this run only)
+    python -m benchmarks.smoothing --sizes issue28 --threads 1 --skip pomegr,hmml-log \
+        --save benchmarks/results/smoothing/issue28-machine         # |H| 5..4096 (issue 28 item 3)
 
 What each column computes (T = 129 tokens per sequence, a batch of n sequences, float64):
 
@@ -22,6 +24,7 @@ What each column computes (T = 129 tokens per sequence, a batch of n sequences, 
   dynamax    jax.jit(jax.vmap(dynamax.hidden_markov_model.hmm_smoother)) with jax_enable_x64:
              smoothed_probs = P[H_1..T | x] (filter + smoother), emission log-likelihood
              gathered inside the jitted function; compile time excluded (one warm-up call).
+  dynamax32  the same jitted function on float32 arrays (jax's default precision; ours is float64).
   pomegr     pomegranate DenseHMM (float64): its public `forward` and `backward` on one emission
              matrix, normalised, i.e. what `predict_proba` returns, without the expected
              transition counts (an n x T x |H|^2 tensor) that its `predict_proba` also computes
@@ -64,11 +67,15 @@ from datetime import datetime, timezone
 # sizes: (|H|, |X|, batch n)
 FULL_SIZES = [(5, 10, 256), (10, 10, 256), (25, 10, 256), (50, 10, 256), (100, 10, 256),
               (200, 10, 128), (400, 10, 64), (1000, 100, 16)]
+# issue 28 item 3: 5 .. 4,096 states (--sizes issue28)
+ISSUE28_SIZES = [(5, 10, 256), (10, 10, 256), (50, 10, 256), (100, 10, 256), (400, 10, 64),
+                 (1000, 100, 16), (2048, 100, 8), (4096, 100, 4)]
+BIG_H = 1000        # above this: hmmlearn untimed (run once on sequence 0, as the reference), fewer repeats
 QUICK_SIZES = [(10, 10, 64), (100, 10, 32)]
 T = 129
 HMML_LOG_MAX_H = 100
-LIBS = ["ours-h0", "ours-all", "hmml", "hmml-log", "dynamax", "pomegr"]
-PEERS = ["hmml", "hmml-log", "dynamax", "pomegr"]
+LIBS = ["ours-h0", "ours-all", "hmml", "hmml-log", "dynamax", "dynamax32", "pomegr"]
+PEERS = ["hmml", "hmml-log", "dynamax", "dynamax32", "pomegr"]
 TOL = 1e-8
 
 
@@ -83,6 +90,9 @@ def _parse() -> argparse.Namespace:
     p.add_argument("--length", type=int, default=T, metavar="T", help=f"tokens per sequence (default {T}, the paper's)")
     p.add_argument("--seed", type=int, default=0, help="seed of the run order and the models")
     p.add_argument("--quick", action="store_true", help="2 small sizes, 1 repeat (smoke test)")
+    p.add_argument("--sizes", choices=["full", "issue28"], default="full",
+                   help="full: |H| 5..1000; issue28: |H| 5..4096 (hmmlearn timed only up to 1000, "
+                        "repeats halved above 1000)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--save", metavar="PREFIX", help="also write PREFIX.txt (table) and PREFIX.json")
     p.add_argument("--skip", default="", help="comma-separated libraries to leave out")
@@ -147,8 +157,9 @@ def main() -> int:
     skip = {s for s in args.skip.split(",") if s}
     global T
     T = args.length
-    sizes = QUICK_SIZES if args.quick else FULL_SIZES
+    sizes = QUICK_SIZES if args.quick else ISSUE28_SIZES if args.sizes == "issue28" else FULL_SIZES
     repeat = 1 if args.quick else args.repeat
+    repeats = {H: repeat if H <= BIG_H else max(2, (repeat + 1) // 2) for H, _, _ in sizes}
     versions = {"numpy": np.__version__}
     notes: list[str] = []
 
@@ -201,6 +212,7 @@ def main() -> int:
     # ---- instances and callables ----------------------------------------------------------
     cases = {}
     for H, X, n in sizes:
+        ref = None
         rng = np.random.default_rng([args.seed, H])
         hmm = appendix_d_hmm(H, X, rng=rng)
         tokens, _ = sample(hmm, n, T, rng=rng)
@@ -215,13 +227,20 @@ def main() -> int:
                 m = CategoricalHMM(n_components=H, n_features=X, init_params="", params="",
                                    implementation=impl)
                 m.startprob_, m.transmat_, m.emissionprob_ = start, AT.copy(), W.T.copy()
-                fns[name] = (lambda m=m, tok=tokens, n=n:
-                             m.predict_proba(tok.reshape(-1, 1), [T] * n).reshape(n, T, -1))
-        if "dynamax" not in skip:
-            init_j, trans_j, logW_j = jnp.asarray(start), jnp.asarray(AT), jnp.asarray(np.log(W))
+                fn = (lambda m=m, tok=tokens, n=n:
+                      m.predict_proba(tok.reshape(-1, 1), [T] * n).reshape(n, T, -1))
+                if name == "hmml" and H > BIG_H:   # untimed reference on sequence 0 only
+                    ref = (lambda m=m, tok=tokens[:1]: m.predict_proba(tok.reshape(-1, 1), [T]).reshape(1, T, -1))
+                else:
+                    fns[name] = fn
+        for name, dt in (("dynamax", np.float64), ("dynamax32", np.float32)):
+            if name in skip or "dynamax" in skip:
+                continue
+            init_j, trans_j = jnp.asarray(start.astype(dt)), jnp.asarray(AT.astype(dt))
+            logW_j = jnp.asarray(np.log(W).astype(dt))
             smooth = jax.jit(jax.vmap(
                 lambda x, i=init_j, t=trans_j, lw=logW_j: hmm_smoother(i, t, lw[x]).smoothed_probs))
-            fns["dynamax"] = lambda f=smooth, tok=tokens: f(jnp.asarray(tok)).block_until_ready()
+            fns[name] = lambda f=smooth, tok=tokens: f(jnp.asarray(tok)).block_until_ready()
         if "pomegr" not in skip:
             with torch.no_grad():
                 pm = DenseHMM([Categorical(torch.tensor(W[:, h][None, :])) for h in range(H)],
@@ -236,7 +255,7 @@ def main() -> int:
             fns["pomegr"] = pomegr
         for s in skip:
             fns.pop(s, None)
-        cases[H] = {"X": X, "n": n, "tokens": tokens, "A": A, "pi0": pi0, "fns": fns}
+        cases[H] = {"X": X, "n": n, "tokens": tokens, "A": A, "pi0": pi0, "fns": fns, "ref": ref}
 
     # ---- warm-up and correctness (same inputs for every library) --------------------------
     check: dict = {}
@@ -245,8 +264,12 @@ def main() -> int:
         outs = {}
         for name, fn in c["fns"].items():
             t0 = time.perf_counter()
-            outs[name] = np.asarray(fn())
+            outs[name] = np.asarray(fn(), dtype=np.float64)
             log(f"warm-up |H|={H:<4} {name:<8} {time.perf_counter() - t0:8.3f} s")
+        if c["ref"] is not None:
+            t0 = time.perf_counter()
+            outs["hmml"] = np.asarray(c["ref"]())
+            log(f"reference |H|={H:<4} hmmlearn on sequence 0 {time.perf_counter() - t0:8.3f} s")
         ours_all, ours_h0 = outs["ours-all"], outs["ours-h0"]
         A, pi0 = c["A"], c["pi0"]
         row = {}
@@ -254,6 +277,8 @@ def main() -> int:
             if name not in outs:
                 continue
             peer = outs[name]
+            k = len(peer)                           # 1 for the untimed hmmlearn reference
+            ours_all, ours_h0 = outs["ours-all"][:k], outs["ours-h0"][:k]
             h0 = pi0[None, :] * ((peer[:, 0] / (A @ pi0)[None, :]) @ A)
             h0 /= h0.sum(axis=1, keepdims=True)
             row[name] = {"H1": float(np.abs(peer[:, 0] - ours_all[:, 0]).max()),
@@ -261,6 +286,7 @@ def main() -> int:
                          "H0": float(np.abs(h0 - ours_h0).max())}
             if name.startswith("hmml") and max(row[name].values()) > TOL:
                 failed.append(f"|H|={H} {name}: {row[name]}")
+        ours_all, ours_h0 = outs["ours-all"], outs["ours-h0"]
         row["ours-h0 vs ours-all"] = float(np.abs(
             pi0[None, :] * ((ours_all[:, 0] / (A @ pi0)[None, :]) @ A)
             / (pi0[None, :] * ((ours_all[:, 0] / (A @ pi0)[None, :]) @ A)).sum(axis=1, keepdims=True)
@@ -268,7 +294,7 @@ def main() -> int:
         check[H] = row
 
     # ---- timed runs, interleaved in a shuffled order --------------------------------------
-    plan = [(H, name, r) for H, c in cases.items() for name in c["fns"] for r in range(repeat)]
+    plan = [(H, name, r) for H, c in cases.items() for name in c["fns"] for r in range(repeats[H])]
     random.Random(args.seed).shuffle(plan)
     times: dict = {H: {name: [] for name in c["fns"]} for H, c in cases.items()}
     load_before = os.getloadavg()
@@ -301,9 +327,9 @@ def main() -> int:
     result = {
         "benchmark": "benchmarks/smoothing.py",
         "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "config": {"threads": n_thr, "repeat": repeat, "seed": args.seed, "T": T, "quick": args.quick,
+        "config": {"threads": n_thr, "repeat": repeat, "repeats_by_H": repeats, "seed": args.seed, "T": T, "quick": args.quick,
                    "sizes": [{"H": H, "X": X, "n": n} for H, X, n in sizes],
-                   "hmml_log_max_H": HMML_LOG_MAX_H, "skipped": sorted(skip),
+                   "hmml_log_max_H": HMML_LOG_MAX_H, "hmml_timed_max_H": BIG_H, "skipped": sorted(skip),
                    "XLA_FLAGS": os.environ["XLA_FLAGS"],
                    "torch_threads": torch.get_num_threads() if "torch" in versions else None,
                    "package_kernel_blas_threads": 1,
@@ -339,7 +365,8 @@ def _table(res: dict) -> str:
     peers = [p for p in PEERS if p in libs]
     out = [f"smoothing benchmark, {res['date_utc']}, {mach.get('Model name', '?')} "
            f"({mach['usable_cpus']} usable cores), threads={cfg['threads']}, T={cfg['T']}, "
-           f"repeats={cfg['repeat']} (shuffled, seed {cfg['seed']}), commit {res['git']['commit'][:10]}",
+           f"repeats={cfg.get('repeats_by_H') or cfg['repeat']} (shuffled, seed {cfg['seed']}), "
+           f"commit {res['git']['commit'][:10]}",
            "versions: " + ", ".join(f"{k} {v}" for k, v in res["versions"].items()),
            f"load average before/after timed runs: {res['load_average_before_after']}",
            "", "median microseconds per sequence (batch of n):",
@@ -360,13 +387,18 @@ def _table(res: dict) -> str:
         for r in res["rows"]:
             out.append(f"{r['H']:>5} " + " ".join(
                 f"{r[key][p]:>8.2f}x" if p in r[key] else f"{'-':>9}" for p in peers) + f"  {kernel}")
-    out += ["", "OpenBLAS environment of this run: " + (", ".join(f"{k}={v}" for k, v in env.items())
+    out += ["", "the BLAS kernel column is numpy's OpenBLAS (our GEMMs, hmmlearn's numpy parts); jax/dynamax "
+                "use XLA's own CPU kernels (Eigen), torch its own BLAS"]
+    out += ["OpenBLAS environment of this run: " + (", ".join(f"{k}={v}" for k, v in env.items())
                                                        if env else "not recorded")]
     out += ["", "max |difference| against ours (P[H_1|x] / all T marginals / derived P[H_0|x]):"]
     for r in res["rows"]:
         d = r["max_abs_diff_vs_ours"]
         out.append(f"{r['H']:>5} " + "  ".join(
             f"{p} {d[p]['H1']:.1e}/{d[p]['all']:.1e}/{d[p]['H0']:.1e}" for p in peers if p in d))
+    if any(r["H"] > res["config"].get("hmml_timed_max_H", 10**9) for r in res["rows"]):
+        out.append(f"(above |H| = {res['config']['hmml_timed_max_H']}: hmmlearn untimed, run once on "
+                   "sequence 0 as the independent float64 reference; its differences are on that sequence)")
     out.append(f"hmmlearn within {res['correctness_tolerance_hmmlearn']:g}: "
                + ("yes" if not res["correctness_failed"] else "NO: " + "; ".join(res["correctness_failed"])))
     out += [f"note: {n}" for n in res["notes"]]
