@@ -101,6 +101,9 @@ _RATIONAL = re.compile(r"(-?)(0|[1-9][0-9]*)(?:/([1-9][0-9]*))?", re.ASCII)
 not in lowest terms are refused after the match (``str`` of a ``Fraction`` is canonical)."""
 
 _LONG_DIGITS = re.compile(rb"[0-9]{64,}")
+_ASCII_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u00[2-7][0-9a-fA-F]")
+"""A ``\\u`` escape of a printable ASCII character (``"\\u0031"`` for ``"1"``): no JSON writer
+needs one, and it would let a number or a name be spelled two ways."""
 
 
 class _Reader:
@@ -161,6 +164,10 @@ def loads(data: bytes | str):
             raise Unreadable("not ASCII: a certificate is ASCII JSON (verify writes it so)") from None
     if len(data) > LIMITS["file_bytes"]:
         raise Unreadable(f"over {LIMITS['file_bytes']} bytes")
+    escape = _ASCII_ESCAPE.search(data)
+    if escape:
+        shown = "\\u" + escape.group()[-4:].decode()
+        raise Unreadable(f"the escape {shown} spells a printable ASCII character: write the character itself")
     work = parse_work(data)
     if work > LIMITS["digit_work"]:
         raise Unreadable(f"its numbers need {work} digit² units of parsing, over the limit of {LIMITS['digit_work']} "
@@ -246,14 +253,25 @@ def backward_cost(lengths, nonzeros: int, states: int, growth: int) -> str:
     return _over_limb_work(lengths, per, growth)
 
 
-def memory_cost(lengths, lifted: int, states: int, growth: int = 1) -> str:
+def memory_cost(lengths, lifted: int, states: int, growth: int = 1, tokens: int = 1) -> str:
     """The same for a memory-augmented HMM's lifted chain (``""`` when within); ``growth`` is
-    ``log10`` of the denominators of ``A`` and ``W`` times the lifted states."""
+    ``log10`` of the denominators of ``A`` and ``W`` times the lifted states. Besides the
+    backward steps, every position ``i`` of a length-``t`` row multiplies a forward message of
+    ``i g`` digits by a backward one of ``(t - i) g`` digits (``tau_i``, per lifted state, twice
+    with a prompt) and reduces ``|X| (|H| + 1)`` fractions of about ``t g`` digits (``Gbar``, the
+    attention scores; gcd is quadratic): ``t^3 / 3 (g / 9 + 1)^2 (2 lifted + |X| (|H| + 1))``."""
     per = lifted * (states + 1) * 3
     steps = sum(t + 1 for t in lengths) * per
     if steps > LIMITS["memory_steps"]:
         return f"about {steps} lifted-chain steps, over the limit of {LIMITS['memory_steps']}"
-    return _over_limb_work([t + 1 for t in lengths], per, growth)
+    over = _over_limb_work([t + 1 for t in lengths], per, growth)
+    if over:
+        return over
+    cubic = sum((t + 1) ** 3 // 3 for t in lengths) * (growth // 9 + 1) ** 2 * (2 * lifted + tokens * (states + 1))
+    if cubic > LIMITS["limb_work"]:
+        return (f"{cubic} limb products for the forward-backward products and fractions at every position "
+                f"(integers of up to {max(lengths, default=0) * growth} digits), over the limit of {LIMITS['limb_work']}")
+    return ""
 
 
 def matrix_work(rows: int, cols: int, inner: int, what: str) -> None:
@@ -1112,7 +1130,7 @@ class Memory:
 
     def budget(self, seqs):
         self.lengths = getattr(self, "lengths", []) + [len(s) for s in seqs]
-        over = memory_cost(self.lengths, self.L, self.n, self.growth)
+        over = memory_cost(self.lengths, self.L, self.n, self.growth, self.m)
         if over:
             raise Unreadable(f"the listed sequences need {over}")
 

@@ -70,11 +70,13 @@ def test_narrow_rationals_of_the_same_length_are_still_checked(tmp_path):
     assert rc == 1 and "rejected" in out, out
 
 
-def test_wide_memory_chain_is_refused_before_work(tmp_path):
+@pytest.mark.parametrize("length", [100, 2000])
+def test_wide_memory_chain_is_refused_before_work(tmp_path, length):
+    # length 100: 42 s before the forward-backward products were counted (red team F1b)
     D = 10 ** 3000
     inst = {"kind": "memory-hmm", "cells": 1, "memory_values": 1, "syntax_states": 1, "target_cell": 0,
             "A": [["1"]], "W": [[[f"1/{D}"]], [[f"{D - 1}/{D}"]]], "pi0": ["1"], "pM": ["1"], "mu": ["1"]}
-    cert = dict(HEAD, theorem="4.3", claim="no-linear-head", sequences=[[1] * 2000], instance=inst,
+    cert = dict(HEAD, theorem="4.3", claim="no-linear-head", sequences=[[1] * length], instance=inst,
                 certificate={"y": ["1"], "z": ["0"]})
     rc, out, took = _run(tmp_path, cert)
     assert rc == 2 and "limb products" in out, out
@@ -142,6 +144,20 @@ def test_non_canonical_numerals_are_unreadable(tmp_path, bad):
 def test_json_minus_zero_is_unreadable(tmp_path):
     rc, out, _ = _run(tmp_path, json.dumps(IMPOSSIBLE_ROW).replace('"F_star": 0', '"F_star": -0'))
     assert rc == 2 and "-0" in out, out
+
+
+@pytest.mark.parametrize("old, new", [('"task_margin": "1"', '"task_margin": "\\u0031"'),
+                                      ('"theorem": "3.3"', '"theorem": "3\\u002e3"')])
+def test_escaped_ascii_is_unreadable(tmp_path, old, new):
+    # JSON would decode "\u0031" to "1": a second spelling of a number or a name (red team F5b)
+    raw = json.dumps(IMPOSSIBLE_ROW)
+    assert old in raw
+    rc, out, _ = _run(tmp_path, raw.replace(old, new, 1))
+    assert rc == 2 and "printable ASCII" in out, out
+
+
+def test_escaped_non_ascii_text_is_still_read():
+    assert certcheck.loads(b'{"notes": "G_1(\\u2205, x) \\\\u0031"}') == {"notes": "G_1(\u2205, x) \\u0031"}
 
 
 def test_verify_writes_only_canonical_numerals(certificates):

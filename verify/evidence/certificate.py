@@ -402,7 +402,7 @@ def _within_work(cert: dict, model) -> None:
     if isinstance(model, MemoryHMM):
         lifted = model.memory_values ** model.cells * model.num_states
         growth = certcheck.digits_of(den(model.A) * den(model.W) * lifted)
-        over = certcheck.memory_cost(lengths, lifted, model.num_states, growth)
+        over = certcheck.memory_cost(lengths, lifted, model.num_states, growth, model.W.shape[0])
     else:
         growth = certcheck.digits_of(den(model.A) * den(model.W) * model.num_states)
         nonzeros = int(np.count_nonzero(model.transition_support()))
