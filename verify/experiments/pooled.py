@@ -164,10 +164,20 @@ def _decide(out: dict, p: float | None, alpha: float, adjusted: bool) -> dict:
     mde = out.get("mde")
     shown = f"p = {out['p']:.2g}" + (f", Holm-adjusted p = {p:.2g}" if adjusted else "")
     shown += f", detectable effect (80% power) {mde:.3f}" if mde else ""
-    if need and need <= math.ceil(out["pairs"] / out["settings"]):
+    ci = out.get("ci95")
+    # "no difference detected" needs the data's own interval to exclude the stated effect too: the
+    # simulated power assumes normal noise at the within-setting spread, which skewed or
+    # between-setting-heterogeneous differences (a wide inverted interval) can break
+    narrow = ci is not None and -out["effect"] < ci[0] and ci[1] < out["effect"]
+    if need and need <= math.ceil(out["pairs"] / out["settings"]) and narrow:
         return {**out, "verdict": "inconclusive",
                 "reason": f"no difference detected: {shown}; the design already has 80% power for an effect "
-                          f"of {out['effect']:g}"}
+                          f"of {out['effect']:g} and the 95% interval excludes it"}
+    if need and need <= math.ceil(out["pairs"] / out["settings"]) and ci is not None:
+        return {**out, "verdict": "inconclusive",
+                "reason": f"underpowered on these data: {shown}, but the 95% interval "
+                          f"[{ci[0]:+.3f}, {ci[1]:+.3f}] does not exclude an effect of {out['effect']:g} "
+                          f"(the simulated power assumes normal noise at the within-setting spread)"}
     return {**out, "verdict": "inconclusive", "reason": f"underpowered: {shown}" + (f"; {tail}" if tail else "")}
 
 

@@ -273,3 +273,20 @@ def test_compare_pools_only_the_settings_that_count():
     rev = compare(records, "hidden_states", {"model": "mlm", "method": "head"}, {"model": "mlm", "method": "prompt"},
                   claim_on=lambda h: h > 10, gate=gate, uses_mlm=True)
     assert rev["verdict"] == "contradicted" and not rev["held"]
+
+
+def test_no_difference_detected_needs_an_interval_that_excludes_the_effect():
+    """Tight within-setting spread but settings far apart and few pairs (the committed cpu
+    fig3-left MLM claim's shape): the simulated power is high, yet the data's own interval is
+    wide. The reason must not say that the design rules the effect out."""
+    groups = {12: [0.002, 0.014], 15: [0.0, 0.006], 25: [0.075, 0.07], 30: [0.129]}
+    r = pooled_test(groups, seed=26)
+    lo, hi = r["ci95"]
+    assert r["verdict"] == "inconclusive"
+    assert lo < r["effect"] < hi or lo < -r["effect"]          # the interval does not exclude 0.05
+    assert not r["reason"].startswith("no difference detected")
+    # and a design whose interval does exclude the effect may say so
+    tight = {12: [0.002, 0.004, 0.003, 0.001, 0.0], 15: [0.0, 0.001, -0.001, 0.002, 0.0]}
+    t = pooled_test(tight, seed=26)
+    assert -t["effect"] < t["ci95"][0] and t["ci95"][1] < t["effect"]
+    assert t["reason"].startswith("no difference detected")
