@@ -84,6 +84,8 @@ def run(args) -> int:
                                                          "seed": request.seed, "examples": request.examples}}
         save_instance(result.model, args.out, witness=result.witness, meta=meta)
         data["saved"] = args.out
+    elif args.out:
+        data["saved"] = None                # nothing found: --out FILE is left untouched (said below)
     if args.json:
         emit_json(data)
     else:
@@ -115,6 +117,8 @@ def render(data: dict) -> None:
     if not data["found"]:
         out.print(f"[green]nothing found[/green] in {data['drawn']} examples; F* labels over the sequences that "
                   f"count on 20 of them: {data['labels']}" + ("  [vacuous: fewer than two labels occur]" if data["vacuous"] else ""))
+        if "saved" in data:
+            out.print("  nothing to save: --out FILE was not written (it is written only when a counterexample is found)")
         out.print(f"time: {data['seconds']:.1f} s")
         return
     ce = data["counterexample"]

@@ -61,6 +61,13 @@ def test_explore_without_drop_finds_nothing(capsys):
     assert code == 0 and not res["found"] and res["drawn"] == 8
 
 
+def test_explore_out_is_not_written_when_nothing_is_found(capsys, tmp_path):
+    target = tmp_path / "ce.json"
+    code, res, _ = run_json(capsys, ["explore", "3.6", "--examples", "3", "--out", str(target)])
+    assert code == 0 and not res["found"]
+    assert res["saved"] is None and not target.exists()      # the JSON says nothing was saved
+
+
 def test_explore_human_output(capsys):
     assert main(["explore", "3.3", "--examples", "5"]) == 0
     text = capsys.readouterr().out
