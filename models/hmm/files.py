@@ -8,7 +8,6 @@ so that any saved instance replays exactly.
 from __future__ import annotations
 
 import json
-import stat
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InputError, InstanceFileError, LimitError, ValidationError
-from .limits import (MAX_FILE_BYTES, MAX_NESTING, check_lifted_states, check_number_text,
+from .limits import (MAX_FILE_BYTES, check_regular_file, MAX_NESTING, check_lifted_states, check_number_text,
                      check_string_number)
 from .values import HMM, MemoryHMM, register_file_io
 from .rational import format_array
@@ -40,18 +39,7 @@ def read_text_file(path: str | Path, *, what: str = "file") -> str:
         LimitError: larger than the limit.
     """
     p = Path(path)
-    try:
-        info = p.stat()
-    except FileNotFoundError:
-        raise InstanceFileError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise InstanceFileError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise InstanceFileError(f"{path}: is a directory, expected a JSON {what}")
-    if not stat.S_ISREG(info.st_mode):
-        raise InstanceFileError(f"{path}: not a regular file (a pipe or device); save it to a regular file first")
-    if info.st_size > MAX_FILE_BYTES:
-        raise LimitError(f"{path}: {info.st_size} bytes; the limit for a {what} is {MAX_FILE_BYTES} bytes")
+    check_regular_file(p, what=f"JSON {what}", limit=MAX_FILE_BYTES)
     try:
         with open(p, "rb") as fh:
             raw = fh.read(MAX_FILE_BYTES + 1)

@@ -12,9 +12,12 @@ import math
 import re
 from decimal import Decimal, InvalidOperation
 
-from ..exceptions import LimitError
+import stat
+from pathlib import Path
 
-__all__ = ["MAX_DIGITS", "MAX_NESTING", "MAX_FILE_BYTES", "MAX_NPZ_BYTES", "MAX_NPZ_ENTRIES", "MAX_LIFTED_STATES", "number_digits",
+from ..exceptions import InstanceFileError, LimitError
+
+__all__ = ["check_regular_file", "MAX_DIGITS", "MAX_NESTING", "MAX_FILE_BYTES", "MAX_NPZ_BYTES", "MAX_NPZ_ENTRIES", "MAX_LIFTED_STATES", "number_digits",
            "check_number_text", "check_string_number", "lifted_state_count", "check_lifted_states", "FLOAT_TOLERANCE"]
 
 # a float model's stochastic vectors must sum to 1 within this (exact models: exactly)
@@ -138,3 +141,26 @@ def check_lifted_states(memory_values: int, cells: int, syntax_states: int, *, m
     raise LimitError(f"{where}: {what}: the lifted chain would have |M|^N N |S| = {memory_values}^{cells} x "
                      f"{cells} x {syntax_states} = {shown} states; the limit in {mode if mode == 'float' else 'exact'} "
                      f"mode is {cap}{hint} (use fewer cells, memory values or syntax states)")
+
+
+def check_regular_file(path, *, what: str, limit: int) -> int:
+    """The size of ``path``, refused before it is opened when it is missing, a directory, not a
+    regular file (a named pipe would block, a device never ends) or over ``limit`` bytes.
+
+    Raises:
+        InstanceFileError: missing, a directory, not a regular file, unreadable.
+        LimitError: larger than ``limit``.
+    """
+    try:
+        info = Path(path).stat()
+    except FileNotFoundError:
+        raise InstanceFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InstanceFileError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InstanceFileError(f"{path}: is a directory, expected a {what}")
+    if not stat.S_ISREG(info.st_mode):
+        raise InstanceFileError(f"{path}: not a regular file (a pipe or device); save it to a regular file first")
+    if info.st_size > limit:
+        raise LimitError(f"{path}: {info.st_size} bytes; the limit for a {what} is {limit} bytes")
+    return info.st_size

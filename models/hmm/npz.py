@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import stat
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InstanceFileError, LimitError, ValidationError
-from .limits import MAX_NPZ_BYTES, MAX_NPZ_ENTRIES
+from .limits import MAX_NPZ_BYTES, MAX_NPZ_ENTRIES, check_regular_file
 
 __all__ = ["is_npz", "read_npz", "NpzInstance", "write_npz", "npz_sizes", "npz_counts", "exact_parts"]
 
@@ -153,7 +152,7 @@ def _headers(path: str, zf: zipfile.ZipFile) -> dict[str, _Header]:
 def npz_sizes(path: str | Path) -> tuple[int, int]:
     """``(|H|, |X|)`` of a ``.npz`` instance from its headers alone (no array is read)."""
     p = str(path)
-    _check_file(p)
+    check_regular_file(p, what=".npz instance file", limit=MAX_NPZ_BYTES)
     try:
         with zipfile.ZipFile(p) as zf:
             heads = _headers(p, zf)
@@ -173,21 +172,6 @@ def npz_counts(path: str | Path) -> tuple[int, int, int, int]:
     stored = [math.prod(heads[n].shape) if n in heads else math.prod(heads[f"{n}.data"].shape)
               for n in ("A", "W")]
     return states, tokens, stored[0], stored[1]
-
-
-def _check_file(path: str) -> None:
-    try:
-        info = Path(path).stat()
-    except FileNotFoundError:
-        raise InstanceFileError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise InstanceFileError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise InstanceFileError(f"{path}: is a directory, expected a .npz instance file")
-    if not stat.S_ISREG(info.st_mode):
-        raise InstanceFileError(f"{path}: not a regular file (a pipe or device); save it to a regular file first")
-    if info.st_size > MAX_NPZ_BYTES:
-        raise LimitError(f"{path}: {info.st_size} bytes; the limit for a .npz instance is {MAX_NPZ_BYTES} bytes")
 
 
 def _read(path: str, zf: zipfile.ZipFile, heads: dict, name: str) -> np.ndarray:
@@ -247,7 +231,7 @@ def read_npz(path: str | Path) -> NpzInstance:
             arrays; LimitError: the file or its entry count beyond the limits.
     """
     p = str(path)
-    _check_file(p)
+    check_regular_file(p, what=".npz instance file", limit=MAX_NPZ_BYTES)
     try:
         zf = zipfile.ZipFile(p)
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
