@@ -23,7 +23,7 @@ DESCRIPTION = ("Show on one instance each that head tuning provably fails where 
                "succeeds (vanilla HMM: Motzkin certificate vs Theorem 3.6's identity), and that an attention "
                "head recovers the task on every sequence in R where no linear head on G_1 can (memory HMM). "
                "--certificate-dir writes the four certificates for python -m headprompt.certcheck. Exit 0 "
-               "when every half is proven, 1 when one is not, 2 bad input.")
+               "when every half is proven, 5 when one is not (nothing is claimed for it: no proof), 2 bad input.")
 
 
 def add_parser(sub) -> None:
@@ -68,7 +68,8 @@ def run(args) -> int:
         emit_json(result)
     else:
         render(result)
-    return 0 if result["proven"] else 1
+    # a half not shown proves nothing: 5 (no proof), never 1, which scripts read as a refutation
+    return 0 if result["proven"] else 5
 
 
 def _mark(half: dict) -> str:
