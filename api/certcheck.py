@@ -777,10 +777,7 @@ def vanilla_motzkin(inst, theorem, entry, where):
     total = [Fraction(0)] * inst.m
     labels = [None] * len(seqs)
     for k, beta in inst.betas(seqs):
-        nums, den = inst.task(beta)
-        if den == 0:
-            raise Rejected(f"{where}: sequence {k} has probability 0")
-        labels[k] = label([nums[0]], True)
+        labels[k] = _motzkin_label(inst, beta, k, where)
         coef = y[k] - z[k]
         if not coef:
             continue
@@ -801,6 +798,15 @@ def vanilla_motzkin(inst, theorem, entry, where):
             f"no linear head b on Gbar_2(u, e(∅), e(x)) gives F* on these {count} sequences")
 
 
+def _motzkin_label(inst, beta, k, where) -> int:
+    """``F*`` of a Motzkin row of a vanilla instance from its backward message; a row with
+    ``Pr(x) = 0`` is rejected (its label is not defined)."""
+    nums, den = inst.task(beta)
+    if den == 0:
+        raise Rejected(f"{where}: sequence {k} has probability 0")
+    return label([nums[0]], True)
+
+
 def no_prompt_and_head(inst, entry, where):
     """Theorem 3.6, every prompt: ``W diag(d) A diag(A pi0) = 0`` with
     ``d = sum_k (y_k - z_k) beta_k``; then ``sum_k (y_k - z_k) W tau_k(u) = 0`` for every ``u``."""
@@ -813,10 +819,7 @@ def no_prompt_and_head(inst, entry, where):
     d = [Fraction(0)] * inst.n
     labels = [None] * len(seqs)
     for k, beta in inst.betas(seqs):
-        nums, den = inst.task(beta)
-        if den == 0:
-            raise Rejected(f"{where}: sequence {k} has probability 0")
-        labels[k] = label([nums[0]], True)
+        labels[k] = _motzkin_label(inst, beta, k, where)
         coef = Fraction(y[k] - z[k]) / (inst.DA * inst.DW) ** len(seqs[k])
         if coef:
             for h in range(inst.n):
