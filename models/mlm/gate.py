@@ -58,7 +58,9 @@ def quality(model: MLM, gate: GateSet, threshold: float = 0.05) -> dict:
     """How well ``model`` computes ``G_i`` on ``gate``'s held-out sequences.
 
     Returns ``tv`` (mean total-variation distance ``0.5 |p - G_i|_1`` over both masked positions
-    of every sequence), ``tv_first`` (position 0 only), ``mlm_loss`` and ``exact_loss`` (mean
+    of every sequence), ``tv_first`` (position 0 only, where the downstream heads read),
+    ``tv_first_se`` (its standard error over sequences) and ``tv_first_bound`` (``tv_first +``
+    :data:`GATE_Z` ``* tv_first_se``, the statistic pretraining stops on), ``mlm_loss`` and ``exact_loss`` (mean
     negative log-likelihood, nats, of the true token under the MLM and under the exact ``G_i``),
     ``loss_gap`` (their difference, >= 0 in expectation), ``passed`` (``tv <= threshold``),
     ``threshold`` and ``sequences``."""
@@ -71,7 +73,10 @@ def quality(model: MLM, gate: GateSet, threshold: float = 0.05) -> dict:
     pick = lambda p: np.take_along_axis(p, truth[:, :, None], axis=2)[..., 0]       # noqa: E731
     mlm_loss = float(-np.log(np.maximum(pick(preds), 1e-12)).mean())
     exact_loss = float(-np.log(np.maximum(pick(gate.exact), 1e-300)).mean())
-    return {"tv": float(tv.mean()), "tv_first": float(tv[:, 0].mean()), "mlm_loss": mlm_loss,
+    first = tv[:, 0]
+    se = float(first.std(ddof=1) / np.sqrt(n)) if n > 1 else float("inf")
+    return {"tv": float(tv.mean()), "tv_first": float(first.mean()), "tv_first_se": se,
+            "tv_first_bound": float(first.mean()) + GATE_Z * se, "mlm_loss": mlm_loss,
             "exact_loss": exact_loss, "loss_gap": mlm_loss - exact_loss,
             "passed": bool(tv.mean() <= threshold), "threshold": float(threshold), "sequences": int(n)}
 

@@ -22,7 +22,8 @@ same weights as an uninterrupted run.
 The quality gate (:func:`headprompt.models.mlm.model.gate.quality`) compares the model's prediction at a masked position with
 the exact ``G_i`` (``inference_float.conditionals``, float64) on held-out sequences: mean total
 variation distance and the gap between the two negative log-likelihoods. With ``stop_at_gate``,
-pretraining stops once the TV is at most ``stop_tv`` (by default 0.8 ``gate_tv``, a convergence
+pretraining stops once the upper bound (mean + 1.645 SE) of the TV at position 0, where the
+downstream heads read, is at most ``stop_tv`` (by default 0.8 ``gate_tv``, a convergence
 criterion), measured on one held-out set; the reported figure, held against ``gate_tv``, comes from
 a second one. Predictions (:func:`masked_predictions`),
 the gate and held-out losses run in fp32 on every device.
@@ -54,7 +55,7 @@ __all__ = ["MLMConfig", "PretrainConfig", "MLM", "resolve_device", "autocast_con
            "masked_lm_loss", "unigram_entropy", "check_configs"]
 
 ARCHES = ("transformer", "bigru")
-CHECKPOINT_FORMAT = 4   # bump when pretraining data or training code changes
+CHECKPOINT_FORMAT = 5   # bump when pretraining data or training code changes
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,9 @@ class PretrainConfig:
     learning rate warms up linearly over ``warmup_steps`` and decays linearly to 0 at the
     budget. Every ``eval_every`` steps (0: only at the end) the quality gate
     (:func:`quality`) is measured on ``gate_sequences`` held-out sequences of ``gate_length``
-    tokens (default ``block_size``); with ``stop_at_gate`` training stops as soon as the mean
-    total-variation distance to the exact ``G_i`` is at most ``stop_tv`` (default
+    tokens (default ``block_size``); with ``stop_at_gate`` training stops as soon as the upper
+    bound ``mean + 1.645 SE`` of the total-variation distance to the exact ``G_0`` at position 0
+    (where the downstream heads read) is at most ``stop_tv`` (default
     ``0.8 * gate_tv``; a convergence criterion), and the reported figure, the one compared with
     ``gate_tv``, is re-measured on a second held-out set. ``min_length`` (default: none) trains
     each step on the first ``L`` tokens of its chunks, ``L`` uniform in

@@ -119,7 +119,9 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
     Returns ``(model, info)``; ``info`` holds ``losses`` (mean training loss per logging
     interval), ``final_loss`` (held-out masked loss at ``mask_rate``), ``unigram_entropy``,
     ``gate`` (:func:`quality` on held-out sequences never used to decide when to stop),
-    ``gate_history`` (``[step, tv]`` at every check), ``stopped`` (``"gate"`` or ``"budget"``),
+    ``gate_history`` (``[step, tv, tv_first_bound]`` at every check: the mean TV over both
+    masked positions and position 0's upper bound, which ``stop_at_gate`` stops on),
+    ``stopped`` (``"gate"`` or ``"budget"``),
     ``steps``, ``budget``, ``tokens_seen``, ``seconds`` (this process's training time,
     resumed pieces added).
 
@@ -196,8 +198,11 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
         if pc.eval_every and step % pc.eval_every == 0 and step < total:
             q = quality(evaluated, stop_set, pc.stop_threshold)
             model.train()
-            state["gate_history"].append([step, round(q["tv"], 5)])
-            if pc.stop_at_gate and q["passed"]:
+            state["gate_history"].append([step, round(q["tv"], 5), round(q["tv_first_bound"], 5)])
+            # stop on what the downstream heads read: position 0's upper bound, not the mean over
+            # position 0 and a random position (which let models stop that then failed the
+            # position-0 gate of verify.experiments, issue 26)
+            if pc.stop_at_gate and q["tv_first_bound"] <= pc.stop_threshold:
                 state["stopped"] = "gate"
         state["step"] = step
         if pc.checkpoint_every and step % pc.checkpoint_every == 0 and step < total:
@@ -211,7 +216,8 @@ def pretrain(hmm, model_config: MLMConfig, pretrain_config: PretrainConfig, *, s
     model = evaluated
     model.eval()
     gate = quality(model, report_set, pc.gate_tv)
-    state["gate_history"].append([step, round(quality(model, stop_set, pc.gate_tv)["tv"], 5)])
+    last = quality(model, stop_set, pc.gate_tv)
+    state["gate_history"].append([step, round(last["tv"], 5), round(last["tv_first_bound"], 5)])
     held_out = torch.from_numpy(report_set.tokens)
     info = {"losses": [round(v, 5) for v in state["losses"]], "steps": step, "budget": total,
             "tokens_seen": step * pc.batch_size * mc.block_size,

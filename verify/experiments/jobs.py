@@ -36,7 +36,7 @@ from pathlib import Path
 __all__ = ["JOB_FORMAT", "MODELS", "job_specs", "job_model", "hmm_seed", "hmm_recipe", "job_key", "run_job",
            "run_job_safely", "read_cached", "write_cached"]
 
-JOB_FORMAT = 3   # bump when a job's computation or its records change
+JOB_FORMAT = 4   # bump when a job's computation or its records change
 
 
 def _version() -> str:

@@ -154,7 +154,14 @@ def test_gate_passes_the_exact_conditionals_and_rejects_an_undertrained_model():
         for k, row in enumerate(gate.tokens.tolist()):
             g = [float(v) for v in oracle.path_conditional(hmm, row, int(gate.positions[k, j]))]
             tvs.append(0.5 * sum(abs(p - q) for p, q in zip(pred[k].tolist(), g)))
-    assert quality(_Uniform(config), gate)["tv"] == pytest.approx(np.mean(tvs), abs=1e-6)
+    uniform = quality(_Uniform(config), gate)
+    assert uniform["tv"] == pytest.approx(np.mean(tvs), abs=1e-6)
+    # position 0 alone (the first 40 path-sum TVs), with its one-sided 95% upper bound
+    first = np.array(tvs[:40])
+    assert uniform["tv_first"] == pytest.approx(first.mean(), abs=1e-6)
+    se = first.std(ddof=1) / np.sqrt(len(first))
+    assert uniform["tv_first_se"] == pytest.approx(se, abs=1e-6)
+    assert uniform["tv_first_bound"] == pytest.approx(first.mean() + 1.645 * se, abs=1e-6)
     assert untrained["loss_gap"] > 0
 
 
@@ -174,7 +181,7 @@ def test_undertrained_pretraining_fails_the_gate_and_records_it(hmm):
     _, info = pretrain(hmm, TINY, cfg, seed=0, device=torch.device("cpu"), progress=False)
     assert info["steps"] == 5 and info["stopped"] == "budget"
     assert not info["gate"]["passed"] and info["gate"]["tv"] > 0.05 and info["gate"]["loss_gap"] > 0.1
-    assert [s for s, _ in info["gate_history"]] == [2, 4, 5]
+    assert [entry[0] for entry in info["gate_history"]] == [2, 4, 5]
 
 
 def test_pretraining_stops_once_the_gate_passes(hmm):
@@ -182,6 +189,21 @@ def test_pretraining_stops_once_the_gate_passes(hmm):
                               gate_tv=0.99, gate_sequences=32, gate_length=9)
     _, info = pretrain(hmm, TINY, cfg, seed=0, device=torch.device("cpu"), progress=False)
     assert info["stopped"] == "gate" and info["steps"] == 10 and info["gate"]["passed"]
+
+
+def test_pretraining_stops_on_the_position_0_bound_not_the_mixed_mean(hmm):
+    """The stop rule reads position 0's upper bound (where the heads read): every check before
+    the stop has its bound above the threshold, the stopping one at or below it, and the run
+    goes on past a check whose mean over both positions was already under the threshold (where
+    the old rule stopped)."""
+    cfg = dataclasses.replace(TINY_PRETRAIN, data="stream", max_steps=60, eval_every=5, stop_at_gate=True,
+                              gate_tv=0.7, stop_tv=0.635, gate_sequences=48, gate_length=9)
+    _, info = pretrain(hmm, TINY, cfg, seed=3, device=torch.device("cpu"), progress=False)
+    checks = info["gate_history"][:-1]          # the last entry is the final re-measurement
+    assert all(len(c) == 3 for c in info["gate_history"])
+    assert info["stopped"] == "gate" and checks[-1][0] == info["steps"] and checks[-1][2] <= 0.635
+    assert all(bound > 0.635 for _, _, bound in checks[:-1])
+    assert any(mean <= 0.635 < bound for _, mean, bound in checks[:-1])
 
 
 @pytest.mark.parametrize("ema_decay", [None, 0.9])
