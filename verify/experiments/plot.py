@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["plot", "replot"]
+__all__ = ["plot", "figure", "replot", "MIN_BAND_TRIALS"]
+
+MIN_BAND_TRIALS = 3   # rows of fewer trials are drawn without a band
 
 
 def _x(row: dict):
@@ -48,10 +50,20 @@ def _lines(name: str) -> list:
 
 
 def plot(name: str, summary: dict, path: Path, records: list | None = None) -> None:
-    """Write ``summary``'s figure to ``path`` (PNG); ``records`` (one per trial, model and
+    """Write ``summary``'s figure (:func:`figure`) to ``path`` (PNG)."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(name, summary, records)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def figure(name: str, summary: dict, records: list | None = None):
+    """``summary``'s figure (a matplotlib ``Figure``); ``records`` (one per trial, model and
     method, as in ``results.csv``) add the per-trial points. MLM rows are solid with round
     markers, exact rows dashed with square markers; fair rows are bold, paper-protocol rows thin
-    with hollow markers; every band contains its mean."""
+    with hollow markers; every band contains its mean, and a row of fewer than
+    ``MIN_BAND_TRIALS`` trials gets no band (the title says so)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -69,6 +81,7 @@ def plot(name: str, summary: dict, path: Path, records: list | None = None) -> N
         ax.set_xlabel("|M||H|")
     lines = _lines(name)
     low = 1.0                                   # the axis shows every band whole (never clipped)
+    unbanded = False                            # a fair row drawn without its band (too few trials)
     key = "hidden_states" if name == "fig3-left" else "hidden_total"
     for i, (method, data, model, label, color) in enumerate(lines):
         sel = sorted(((_x(r), r) for r in rows if r["method"] == method and r["model"] == model
@@ -87,11 +100,16 @@ def plot(name: str, summary: dict, path: Path, records: list | None = None) -> N
             low = min(low, *(p[1] for p in pts))
         ax.plot(x, [r["accuracy"] for _, r in sel], style, marker=marker, ms=5 if fair else 4, color=color,
                 lw=1.8 if fair else 0.9, alpha=1.0 if fair else 0.6, mfc=color if fair else "white", label=label)
-        lo = [min(r["ci95"][0], r["accuracy"]) for _, r in sel]
-        hi = [max(r["ci95"][1], r["accuracy"]) for _, r in sel]
+        # a band only where the row has enough trials to say something: with 2 trials the t
+        # interval has 1 degree of freedom and covers nearly (0, 1)
+        banded = [r["trials"] >= MIN_BAND_TRIALS for _, r in sel]
+        lo = [r["ci95"][0] if b else float("nan") for (_, r), b in zip(sel, banded)]
+        hi = [r["ci95"][1] if b else float("nan") for (_, r), b in zip(sel, banded)]
         if fair:
-            ax.fill_between(x, lo, hi, color=color, alpha=0.12 if model == "mlm" else 0.07, lw=0)
-        low = min(low, *lo)
+            unbanded = unbanded or not all(banded)
+            if any(banded):
+                ax.fill_between(x, lo, hi, color=color, alpha=0.12 if model == "mlm" else 0.07, lw=0)
+        low = min(low, *(v for v in lo if v == v), *(r["accuracy"] for _, r in sel))
     maj = summary.get("majority", [])
     if name == "fig3-right":
         maj = [m for m in maj if m["setting"].get("data") == "memory"]
@@ -123,17 +141,18 @@ def plot(name: str, summary: dict, path: Path, records: list | None = None) -> N
                    "solid/circles: MLM, dashed/squares: exact G; TV0: worst gate bound at position 0 "
                    "(red: trials excluded)")
     ax.set_title(f"{name}, scale {summary['scale']}, {trials} trial{'s' if trials != 1 else ''} ({design}{variant})\n"
-                 f"{legend_note}\nbold: fair baselines (points: trials; bands: 95% intervals), "
-                 f"thin/hollow: paper protocol", fontsize=7.5)
+                 f"{legend_note}\nbold: fair baselines (points: trials; bands: 95% intervals"
+                 + (f", none for rows of fewer than {MIN_BAND_TRIALS} trials: a 1-df t interval covers nearly "
+                    f"(0, 1)" if unbanded else "")
+                 + "), thin/hollow: paper protocol", fontsize=7.5)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=5.5, loc="lower left", bbox_to_anchor=(0, 0.07 / (1.02 - bottom)), ncol=2)
-    _differences(dax, name, summary, ticks, step)
+    _differences(dax, name, summary, ticks, step, exact_only)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
+    return fig
 
 
-def _differences(ax, name: str, summary: dict, ticks: list, step: float) -> None:
+def _differences(ax, name: str, summary: dict, ticks: list, step: float, exact_only: bool = False) -> None:
     """The tests' paired differences per setting and their pooled estimates: colour by kind,
     marker and line style by model (MLM: circles, solid; exact: squares, dashed)."""
     kind_colors = {"claim": "tab:blue", "reproduction": "tab:cyan", "interaction": "tab:olive"}
@@ -166,7 +185,8 @@ def _differences(ax, name: str, summary: dict, ticks: list, step: float) -> None
     ax.set_xlabel("|H|  (claim: |H| > |X| = 10)" if name == "fig3-left" else "|M||H|")
     ax.set_ylabel("paired difference of test accuracy" + (" (prompt - head)" if name == "fig3-left"
                                                           else " (see legend)"))
-    ax.set_title("paired differences per setting (mean, 95% t-interval over the trials that pass the gate;\n"
+    over = "over the trials" if exact_only else "over the trials that pass the gate"
+    ax.set_title(f"paired differences per setting (mean, 95% t-interval {over};\n"
                  "line + band: pooled estimate and interval; legend: verdict, Holm-adjusted over the family)",
                  fontsize=7.5)
     ax.grid(alpha=0.3)

@@ -18,7 +18,8 @@ __all__ = ["pooled_test", "verdict_after", "adjust_family", "detectable_effect",
 ALPHA = 0.05      # two-sided level of every pooled test (the interval is 95%)
 POWER = 0.80      # the power at which the smallest detectable effect is reported
 EFFECT = 0.05     # the stated effect size (accuracy points) prospective trial counts are for
-SIM_TABLES = 200  # simulated tables per power evaluation
+SIM_TABLES = 1000  # simulated tables of a detectable effect (power SE 1.3 points at 80%)
+TRIALS_TABLES = 200  # simulated tables per power evaluation of a prospective trial count
 SIM_FLIPS = 1023  # sign patterns of the flip component in power simulations (beyond exact enumeration)
 MAX_TRIALS = 200  # the largest trials per setting a prospective count reports
 METHOD = ("stratified mean paired difference; p = max(sign-flip of the studentized mean (exact up to 12 "
@@ -87,36 +88,57 @@ def _setting_sds(d: np.ndarray, sizes: list[int]) -> np.ndarray:
     return np.sqrt([pooled if v is None else v for v in var])
 
 
+def _thresholds(noise: np.ndarray, sizes: list[int], alpha: float, seed: int, steps: int = 9) -> np.ndarray:
+    """For each simulated table (row of ``noise``), the smallest shift ``delta`` at which the rule
+    says ``supported`` on ``noise + delta`` (``inf`` where no shift up to ``est + 512 se`` does): a
+    bracket from the table's own estimate and standard error, then ``steps`` bisections (precision
+    ``8 se / 2^steps``). The rule's power at an effect ``e`` on these tables is the fraction of
+    thresholds at or below ``e``."""
+    def supported(deltas: np.ndarray) -> np.ndarray:
+        out = np.empty(len(noise), dtype=bool)
+        for i in range(0, len(noise), 500):            # (500, patterns) arrays at a time
+            r = rule_pvalues(noise[i:i + 500] + deltas[i:i + 500, None], sizes, seed=seed, flips=SIM_FLIPS)
+            out[i:i + 500] = (r["p"] < alpha) & (r["estimate"] > 0)
+        return out
+
+    est = noise.sum(1) / noise.shape[1]
+    se = rule_pvalues(noise, sizes, seed=seed, flips=1)["se"]        # the rule's se; a shift leaves it alone
+    lo, width = -est, 8 * se                         # est + delta = 0: never supported
+    hi = lo + width
+    ok = supported(hi)
+    for _ in range(6):                                # widen where the bracket's top is not yet supported
+        if ok.all():
+            break
+        width = np.where(ok, width, 2 * width)
+        hi = np.where(ok, hi, lo + width)
+        ok = supported(hi)
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        yes = supported(mid)
+        lo, hi = np.where(yes, lo, mid), np.where(yes, mid, hi)
+    return np.where(ok, hi, np.inf)
+
+
 def detectable_effect(sds, sizes: list[int], *, alpha: float = ALPHA, power: float = POWER, seed: int = 0,
                       reps: int = SIM_TABLES) -> float | None:
     """The smallest positive mean difference the rule calls ``supported`` with probability
     ``power``, simulated at the design: settings of ``sizes`` trials, normal noise with standard
-    deviations ``sds`` per setting (``reps`` seeded tables, the same noise for every effect; a
-    bracket among multiples of the standard error, then grids of 17 and 9 effects: about 1%
-    precision on top of the simulation's own, a power SE of 2.8 points at 200 tables).
-    ``None`` when the noise is zero or no effect reaches the power (too few pairs)."""
+    deviations ``sds`` per setting, ``reps`` seeded tables. Each table's own threshold (the
+    smallest shift the rule supports, :func:`_thresholds`) is found by bisection, and the effect
+    is their ``power`` quantile (the smallest shift that ``ceil(power * reps)`` tables support):
+    the rule's simulated power there is ``power`` exactly, and its true power is within one
+    binomial standard error ``sqrt(power (1 - power) / reps)`` (1.3 points at 1,000 tables) of
+    it. ``None`` when the noise is zero or no effect reaches the power (too few pairs)."""
     sds = np.asarray(sds, dtype=float)
     if sum(sizes) < 2 or not np.any(sds > 0):
         return None
-    noise = _sim_noise(sds, sizes, reps, seed)
-    scale = float(np.sqrt(np.sum(np.asarray(sizes) * sds ** 2)) / sum(sizes))
-    ups = scale * np.array([2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 12.0, 16.0, 32.0, 64.0])
-    ok = _power(noise, sizes, ups, alpha, seed) >= power
-    if not ok.any():
-        return None
-    j = int(np.argmax(ok))
-    lo, hi = (0.0 if j == 0 else float(ups[j - 1])), float(ups[j])
-    for points in (17, 9):
-        grid = np.linspace(lo, hi, points)
-        ok = _power(noise, sizes, grid, alpha, seed) >= power
-        ok[-1] = True
-        j = int(np.argmax(ok))
-        lo, hi = (float(grid[j - 1]) if j > 0 else lo), float(grid[j])
-    return hi
+    thresholds = np.sort(_thresholds(_sim_noise(sds, sizes, reps, seed), sizes, alpha, seed))
+    q = thresholds[math.ceil(power * reps) - 1]
+    return float(max(q, 0.0)) if np.isfinite(q) else None
 
 
 def trials_needed(sds, settings: int, effect: float = EFFECT, *, alpha: float = ALPHA, power: float = POWER,
-                  seed: int = 0, reps: int = SIM_TABLES, start: int = 2) -> int | None:
+                  seed: int = 0, reps: int = TRIALS_TABLES, start: int = 2) -> int | None:
     """Trials per setting at which the rule says ``supported`` with probability ``power`` when
     the mean difference is ``effect`` (a stated size, not an estimate), simulated with normal
     noise of standard deviation ``sds`` (one per setting, or one for all); ``None`` above
@@ -169,16 +191,22 @@ def _decide(out: dict, p: float | None, alpha: float, adjusted: bool) -> dict:
     # simulated power assumes normal noise at the within-setting spread, which skewed or
     # between-setting-heterogeneous differences (a wide inverted interval) can break
     narrow = ci is not None and -out["effect"] < ci[0] and ci[1] < out["effect"]
-    if need and need <= math.ceil(out["pairs"] / out["settings"]) and narrow:
+    if _powered(out) and narrow:
         return {**out, "verdict": "inconclusive",
                 "reason": f"no difference detected: {shown}; the design already has 80% power for an effect "
                           f"of {out['effect']:g} and the 95% interval excludes it"}
-    if need and need <= math.ceil(out["pairs"] / out["settings"]) and ci is not None:
+    if _powered(out) and ci is not None:
         return {**out, "verdict": "inconclusive",
                 "reason": f"underpowered on these data: {shown}, but the 95% interval "
                           f"[{ci[0]:+.3f}, {ci[1]:+.3f}] does not exclude an effect of {out['effect']:g} "
                           f"(the simulated power assumes normal noise at the within-setting spread)"}
     return {**out, "verdict": "inconclusive", "reason": f"underpowered: {shown}" + (f"; {tail}" if tail else "")}
+
+
+def _powered(out: dict) -> bool:
+    """Whether the run's own design already gives the rule 80% power at the stated effect (its
+    detectable effect, simulated at that design, is at most the effect)."""
+    return out.get("mde") is not None and out["mde"] <= out["effect"]
 
 
 def _min_nonzero(alpha: float) -> int:
@@ -188,7 +216,8 @@ def _min_nonzero(alpha: float) -> int:
 def pooled_test(groups: dict, *, alpha: float = ALPHA, seed: int = 0, effect: float = EFFECT) -> dict:
     """The pooled test of the mean paired difference over ``groups`` ``{setting: [d_t, ...]}``
     (module docstring). Returns ``verdict``, ``reason``, ``estimate``, ``ci95`` (``None`` when
-    the test cannot reach ``alpha``), ``p`` (two-sided; also ``p_value``), ``p_adjusted`` (``p``
+    the test cannot reach ``alpha`` or the differences have zero spread: ``ci95_note`` says
+    which), ``p`` (two-sided; also ``p_value``), ``p_adjusted`` (``p``
     until :func:`verdict_after`), ``detectable_effect`` (also ``mde``), ``min_reachable_p``,
     ``trials_needed`` (per setting, for ``effect``; only when inconclusive), ``effect``,
     ``method``, ``n_pairs`` / ``pairs``, ``n_settings`` / ``settings``, ``se``, ``df`` (Welch),
@@ -205,7 +234,8 @@ def pooled_test(groups: dict, *, alpha: float = ALPHA, seed: int = 0, effect: fl
            "mde": None, "detectable_effect": None, "min_reachable_p": None, "trials_needed": None,
            "effect": effect, "alpha": alpha, "nonzero": int(np.count_nonzero(d)), "zero_variance": None,
            "p_flip": None, "p_hall": None, "p_skew": None, "wilcoxon_p": None, "family_size": 1, "seed": seed,
-           "setting_sds": None, "trials_checked": False}
+           "setting_sds": None, "trials_checked": False,
+           "ci95_note": None}
     if n == 0:
         return _decide({**out, "reason_fixed": "no (setting, trial) pairs count toward the claim"}, None, alpha, False)
     out["estimate"] = est = math.fsum(d) / n
@@ -222,12 +252,18 @@ def pooled_test(groups: dict, *, alpha: float = ALPHA, seed: int = 0, effect: fl
                df=None if zero_var else float(r["df"][0]), se=float(r["se"][0]),
                p_flip=float(r["p_flip"][0]), p_hall=None if zero_var else float(r["p_hall"][0]),
                p_skew=None if zero_var else float(r["p_skew"][0]))
+    if zero_var:
+        # the sign-flip p stands (the test needs no spread), but an interval for the mean does not:
+        # inverting a sign test on constant data gives the point (or the range of the setting
+        # constants), which would claim a precision no sample without spread can show
+        out["ci95_note"] = "no interval: the differences are constant within each setting (zero spread)"
+    elif out["min_reachable_p"] >= alpha:
+        out["ci95_note"] = f"no interval: with {m} nonzero differences no shift reaches p < {alpha:g}"
     if m == 0:
-        return _decide({**out, "ci95": [0.0, 0.0],
-                        "reason_fixed": "no difference: every paired difference is 0"}, p, alpha, False)
+        return _decide({**out, "reason_fixed": "no difference: every paired difference is 0"}, p, alpha, False)
     spread = float(np.max(d) - np.min(d))
     scale = out["se"] if out["se"] > 0 else max(spread, abs(est), 1e-12)
-    if out["min_reachable_p"] < alpha:              # otherwise no shift is rejected: no interval
+    if out["min_reachable_p"] < alpha and not zero_var:     # otherwise no shift is rejected: no interval
         lo = _bound(d, sizes, est, scale, -1, alpha, seed)
         hi = _bound(d, sizes, est, scale, +1, alpha, seed)
         out["ci95"] = [min(lo, est), max(hi, est)] if lo is not None and hi is not None else None
@@ -239,7 +275,7 @@ def pooled_test(groups: dict, *, alpha: float = ALPHA, seed: int = 0, effect: fl
         out["setting_sds"] = [float(x) for x in _setting_sds(d, sizes)]
         out["mde"] = out["detectable_effect"] = detectable_effect(out["setting_sds"], sizes, alpha=alpha, seed=seed)
     res = _decide(out, p, alpha, False)
-    if res["verdict"] == "inconclusive" and not zero_var and res["min_reachable_p"] < alpha:
+    if res["verdict"] == "inconclusive" and not zero_var and res["min_reachable_p"] < alpha and not _powered(out):
         out["trials_needed"] = trials_needed(out["setting_sds"], k, effect, alpha=alpha, seed=seed,
                                              start=max(2, math.ceil(n / k)))
         out["trials_checked"] = True
@@ -256,7 +292,7 @@ def verdict_after(pooled: dict, p_adjusted: float | None, *, alpha: float | None
         return out
     res = _decide(out, p_adjusted, alpha, True)
     if (res["verdict"] == "inconclusive" and res["reason"].startswith(("underpowered", "no difference detected"))
-            and not out.get("trials_checked")
+            and not out.get("trials_checked") and not _powered(out)
             and out.get("setting_sds")):
         out["trials_needed"] = trials_needed(out["setting_sds"], out["settings"], out["effect"], alpha=alpha,
                                              seed=out.get("seed", 0),
