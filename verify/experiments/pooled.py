@@ -178,6 +178,12 @@ def _decide(out: dict, p: float | None, alpha: float, adjusted: bool) -> dict:
                 "reason": f"cannot reach p < {alpha:g}: with {out['nonzero']} nonzero differences the smallest "
                           f"p the sign-flip test can give is {out['min_reachable_p']:.3g}; needs at least "
                           f"{_min_nonzero(alpha)} nonzero pairs"}
+    if out.get("zero_variance"):
+        return {**out, "verdict": "inconclusive",
+                "reason": f"the paired differences are constant within each setting and differ in sign across "
+                          f"settings: the sign-flip test of their sum gives p = {out['p']:.2g}"
+                          + (f" (Holm-adjusted p = {p:.2g})" if adjusted else "")
+                          + "; zero spread gives no detectable effect or trial count"}
     need = out.get("trials_needed")
     tail = ("" if not out.get("trials_checked") else
             f"about {need} trials per setting give 80% power for an effect of {out['effect']:g}" if need else

@@ -145,6 +145,13 @@ def test_zero_variance_uses_the_exact_sign_flip_p():
     cancel = pooled_test({0: [0.1, 0.1, 0.1], 1: [-0.1, -0.1, -0.1]})
     assert cancel["verdict"] == "inconclusive" and "cancel" in cancel["reason"] and cancel["p"] == 1.0
     assert "every paired difference is 0" not in cancel["reason"]
+    mixed = pooled_test({0: [0.1] * 3, 1: [-0.05] * 4})      # constant per setting, signs disagree
+    d = np.array([0.1] * 3 + [-0.05] * 4)
+    sums = np.array([np.dot(signs, d) for signs in itertools.product((1, -1), repeat=7)])
+    brute = min(1.0, 2 * min(np.mean(sums >= d.sum() - 1e-12), np.mean(sums <= d.sum() + 1e-12)))
+    assert mixed["p"] == pytest.approx(brute) and mixed["verdict"] == "inconclusive"
+    assert "constant within each setting and differ in sign" in mixed["reason"]
+    assert not mixed["reason"].startswith("underpowered") and mixed["ci95"] is None
     zero = pooled_test({0: [0.0, 0.0], 1: [0.0, 0.0, 0.0]})
     assert zero["verdict"] == "inconclusive" and zero["reason"] == "no difference: every paired difference is 0"
 
