@@ -187,7 +187,8 @@ def _differences(ax, name: str, summary: dict, ticks: list, step: float, exact_o
                                                           else " (see legend)"))
     over = "over the trials" if exact_only else "over the trials that pass the gate"
     ax.set_title(f"paired differences per setting (mean, 95% t-interval {over};\n"
-                 "line + band: pooled estimate and interval; legend: verdict, Holm-adjusted over the family)",
+                 "line + band: pooled estimate and interval; legend: verdict (Holm-adjusted over the family;\n"
+                 "reproductions unadjusted, outside it))",
                  fontsize=7.5)
     ax.grid(alpha=0.3)
     lo, hi = ax.get_ylim()          # headroom for the legend, so it covers no interval
