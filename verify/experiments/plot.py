@@ -2,7 +2,8 @@
 
 Left: test accuracy per setting for both models (MLM solid with circles, exact ``G`` dashed with
 squares), the fair baselines bold with each trial as a point and a 95% band
-(:func:`verify.experiments.stats.accuracy_interval`, drawn so that it contains its mean), the
+(:func:`verify.experiments.stats.accuracy_interval`, which contains its mean; none for rows of
+fewer than ``MIN_BAND_TRIALS`` trials, whose 1-df interval covers nearly (0, 1)), the
 paper-protocol rows thin with hollow markers, the majority-class line, the controls, and the
 downstream gate (the worst upper bound of the MLMs' TV at position 0, red with the count of
 excluded trials) under every setting; an exact-only run says nothing of MLMs.

@@ -5,8 +5,8 @@ Intervals (95%), description only:
 - an accuracy row (mean test accuracy over trials): a Student-t interval for the MEAN on the
   logit scale (delta method: ``logit(m) +- t_{0.975, n-1} s / (sqrt(n) m (1 - m))``, mapped
   back), so it lies inside (0, 1) without clipping and the mean is strictly inside it; a
-  single trial gives the point; with 2 trials (1 df) the interval is nearly ``(0, 1)`` and the
-  row says so (``ci95_note``).
+  single trial gives the point; with 2 trials (1 df) the interval is nearly ``(0, 1)``: the
+  row says so (``ci95_note``) and the figure draws no band for it (:mod:`.plot`).
 - a paired difference per setting (e.g. prompt - head on the same trial's task): Student-t over
   trials on the raw differences; one trial gives no interval (``null``).
 
