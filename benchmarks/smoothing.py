@@ -15,8 +15,10 @@ What each column computes (T = 129 tokens per sequence, a batch of n sequences, 
   ours-h0    headprompt.models.inference.floats.posterior_h0: P[H_0 | x], the quantity the
              theorems use. One backward pass only (T batched GEMMs); no forward pass.
   ours-all   floats.posterior_marginals: P[H_i | x] for i = 1..T, a full forward-backward pass
-             (2T batched GEMMs). The same quantity and the same work as the peers below, so
-             "peer / ours-all" is the like-for-like ratio.
+             (2T - 1 batched GEMMs, both passes in one loop: models/inference/forward_backward.py;
+             its GEMM, numpy's OpenBLAS or torch's MKL by size, is printed beside each ratio).
+             The same quantity and the same work as the peers below, so "peer / ours-all" is
+             the like-for-like ratio.
   hmml       hmmlearn CategoricalHMM(implementation="scaling").predict_proba, all n sequences in
              one call with `lengths`: P[H_1..T | x] (full forward-backward, per sequence in C++).
   hmml-log   the same with hmmlearn's default implementation="log" (about 10x slower; measured
@@ -47,8 +49,9 @@ must agree to 1e-8 (the script exits 1 otherwise).
 
 Threads: --threads N sets threadpoolctl's limit for every pool (BLAS, OpenMP), torch's intra-op
 threads and XLA's CPU threads (via XLA_FLAGS, before jax is imported; so run one process per
-setting). The package's float kernel always runs its GEMMs on one BLAS thread by design
-(floats.single_thread_blas), whatever N is; N changes the peers only.
+setting). The package's float kernels always run their GEMMs on one thread by design
+(floats.single_thread_blas; torch's GEMM with torch.set_num_threads(1) for the call), whatever N
+is; N changes the peers only.
 """
 
 from __future__ import annotations
@@ -314,7 +317,7 @@ def main() -> int:
     for H, c in cases.items():
         med = {name: statistics.median(ts) for name, ts in times[H].items()}
         rows.append({
-            "H": H, "X": c["X"], "T": T, "n": c["n"],
+            "H": H, "X": c["X"], "T": T, "n": c["n"], "ours_gemm": _ours_gemm(H, pools),
             "median_s": med,
             "us_per_seq": {k: v / c["n"] * 1e6 for k, v in med.items()},
             "min_s": {k: min(v) for k, v in times[H].items()},
@@ -356,6 +359,23 @@ def main() -> int:
     return 0
 
 
+def _ours_gemm(H: int, pools: list) -> str:
+    """Whose GEMM ``posterior_marginals`` ran on at ``H`` states (its dense fused kernel)."""
+    from headprompt.models.inference import forward_backward as fb
+
+    rows = fb.panel_rows(H)
+    panels = f", panels of {rows} rows" if rows < H else ""
+    if fb.gemm_backend(H) == "torch":
+        import re
+
+        import torch
+        mkl = re.search(r"Math Kernel Library Version ([\w.-]+)", torch.__config__.show())
+        return f"torch {torch.__version__} (MKL {mkl.group(1) if mkl else '?'}){panels}"
+    numpy_blas = [p for p in pools if p.get("user_api") == "blas" and "numpy" in (p.get("filepath") or "")]
+    arch = numpy_blas[0].get("architecture") if numpy_blas else "?"
+    return f"numpy (OpenBLAS {arch}){panels}"
+
+
 def _table(res: dict) -> str:
     cfg, mach = res["config"], res["machine"]
     libs = [lib for lib in LIBS if any(lib in r["median_s"] for r in res["rows"])]
@@ -383,12 +403,15 @@ def _table(res: dict) -> str:
                       ("ratio_min_vs_ours_all", "fastest repeat / ours-all fastest repeat "
                                                 "(secondary; robust to a busy machine)")):
         out += ["", f"ratio peer {what}; > 1 means we are faster:",
-                f"{'|H|':>5} " + " ".join(f"{p:>9}" for p in peers) + "  BLAS kernel (threadpoolctl architecture)"]
+                f"{'|H|':>5} " + " ".join(f"{p:>9}" for p in peers)
+                + "  BLAS kernel (threadpoolctl architecture); ours' GEMM"]
         for r in res["rows"]:
             out.append(f"{r['H']:>5} " + " ".join(
-                f"{r[key][p]:>8.2f}x" if p in r[key] else f"{'-':>9}" for p in peers) + f"  {kernel}")
-    out += ["", "the BLAS kernel column is numpy's OpenBLAS (our GEMMs, hmmlearn's numpy parts); jax/dynamax "
-                "use XLA's own CPU kernels (Eigen), torch its own BLAS"]
+                f"{r[key][p]:>8.2f}x" if p in r[key] else f"{'-':>9}" for p in peers)
+                + f"  {kernel}; ours: {r.get('ours_gemm', 'numpy')}")
+    out += ["", "the BLAS kernel column is numpy's and scipy's OpenBLAS (hmmlearn's numpy parts, ours where "
+                "'ours: numpy'); jax/dynamax use XLA's own CPU kernels (Eigen), torch its own BLAS (MKL: "
+                "pomegranate, and ours where 'ours: torch'); ours-h0 always runs on numpy's OpenBLAS"]
     out += ["OpenBLAS environment of this run: " + (", ".join(f"{k}={v}" for k, v in env.items())
                                                        if env else "not recorded")]
     out += ["", "max |difference| against ours (P[H_1|x] / all T marginals / derived P[H_0|x]):"]
