@@ -6,7 +6,7 @@ up to a power of two) at every position of a batch of sequences for a dense ``A`
 and the backward step ``t - 2 - k`` (they are independent), and:
 
 - its two products ``A alpha_{k-1}`` and ``A^T (v ⊙ beta)`` read ``A`` together: from
-  :data:`PANEL_MIN_STATES` states ``A`` is cut into panels of :data:`PANEL_ROWS` rows and both
+  :data:`PANEL_MIN_STATES` states ``A`` is cut into row panels (:func:`panel_rows`) and both
   products use a panel while it is in cache (the second as a transposed view of the same
   memory), which halves the memory traffic of these skinny GEMMs (``[H, H] x [H, n]`` with few
   sequences ``n`` is bound by reading ``A``);
@@ -33,13 +33,14 @@ import numpy as np
 
 from .floats import _LOW, _rescale, largest, single_thread_blas
 
-__all__ = ["smoothed_products", "gemm_backend", "panel_rows", "PANEL_ROWS", "PANEL_MIN_STATES",
-           "TORCH_STATES", "GATHER_ONCE_MAX"]
+__all__ = ["smoothed_products", "gemm_backend", "panel_rows", "PANEL_MIN_STATES", "PANEL_ROWS",
+           "PANEL_BYTES", "TORCH_STATES", "GATHER_ONCE_MAX"]
 
-PANEL_ROWS = 32                 # rows of A per panel (32 x 4096 doubles = 1 MB: half an L2 here)
 PANEL_MIN_STATES = 1000         # panels from this many states (A = 8 MB: out of L2)
+PANEL_ROWS = 32                 # numpy: rows per panel (OpenBLAS's GEMM is 2x slower from 64 rows here)
+PANEL_BYTES = 1 << 19           # torch: about this much of A per panel (a quarter of L2 here)
 TORCH_STATES = range(256, 4096)  # torch's GEMM (MKL) here; numpy's (OpenBLAS) below and above
-GATHER_ONCE_MAX = 1 << 14       # H * n up to this: all embeddings gathered at once
+GATHER_ONCE_MAX = 1 << 12       # H * n up to this: all embeddings gathered at once
 
 
 def gemm_backend(H: int) -> str:
@@ -50,8 +51,12 @@ def gemm_backend(H: int) -> str:
 
 
 def panel_rows(H: int) -> int:
-    """Rows of ``A`` per panel: all of ``A`` below :data:`PANEL_MIN_STATES` states."""
-    return H if H < PANEL_MIN_STATES else PANEL_ROWS
+    """Rows of ``A`` per panel: all of ``A`` below :data:`PANEL_MIN_STATES` states, else
+    :data:`PANEL_ROWS` on numpy's GEMM and about :data:`PANEL_BYTES` (at least 16 rows) on
+    torch's (measured: ``benchmarks/results/smoothing/README.md``)."""
+    if H < PANEL_MIN_STATES:
+        return H
+    return max(16, PANEL_BYTES // (8 * H)) if gemm_backend(H) == "torch" else PANEL_ROWS
 
 
 @contextlib.contextmanager
@@ -65,49 +70,50 @@ def _torch_one_thread():
         torch.set_num_threads(before)
 
 
-def _pair_products(A: np.ndarray, AT: np.ndarray, rows: int, torch=None):
-    """``pair(a, y, p, b)``: ``p = A a`` and ``b = A^T y`` for batches held as columns
-    (``[H, n]``, C order). With ``rows < H``, by row panels ``A[s]``: ``p[s] = A[s] a`` and
-    ``b = sum_s A[s]^T y[s]``, both products reading the same panel's memory (``A[s]^T`` a
-    transposed view, not a block of ``AT``). numpy's GEMM, or torch's on the same memory (no
-    copies) when the ``torch`` module is given."""
+def _pair_products(A: np.ndarray, AT: np.ndarray, rows: int, p: np.ndarray, y: np.ndarray, torch=None):
+    """``pair(a, b)``: ``p = A a`` and ``b = A^T y`` for batches held as columns (``[H, n]``,
+    C order; ``p`` and ``y`` fixed buffers, so their panel views are made once). With
+    ``rows < H``, by row panels ``A[s]``: ``p[s] = A[s] a`` and ``b = sum_s A[s]^T y[s]``, both
+    products reading the same panel's memory (``A[s]^T`` a transposed view, not a block of
+    ``AT``). numpy's GEMM, or torch's on the same memory (no copies) when the ``torch`` module
+    is given."""
     H = A.shape[0]
     if torch is None and rows >= H:
-        def pair(a, y, p, b):                        # (np.dot: less call overhead than matmul)
+        def pair(a, b):                              # (np.dot: less call overhead than matmul)
             np.dot(A, a, out=p)
             np.dot(AT, y, out=b)
         return pair
     if torch is None:
-        mm, tmp = np.dot, []
-        M, MT = A, AT
-
-        def wrap(v):
-            return v
+        mm, wrap, M, MT = np.dot, None, A, AT
+        tmp = np.empty_like(p)
 
         def accumulate(b, AiT, ys):
-            if not tmp or tmp[0].shape != b.shape:
-                tmp[:] = [np.empty_like(b)]
-            np.dot(AiT, ys, out=tmp[0])
-            np.add(b, tmp[0], out=b)
+            np.dot(AiT, ys, out=tmp)
+            np.add(b, tmp, out=b)
     else:
         with warnings.catch_warnings():              # read-only model arrays: torch only reads them
             warnings.simplefilter("ignore", UserWarning)
             M, MT = torch.from_numpy(A), torch.from_numpy(AT)
         mm, wrap = torch.mm, torch.from_numpy
+        p, y = wrap(p), wrap(y)
 
         def accumulate(b, AiT, ys):
             b.addmm_(AiT, ys)
-    panels = ([(slice(0, H), M, MT)] if rows >= H else
-              [(slice(i, i + rows), M[i:i + rows], M[i:i + rows].T) for i in range(0, H, rows)])
+    if rows >= H:
+        first, rest = (M, p, MT, y), []
+    else:
+        panels = [(M[i:i + rows], p[i:i + rows], M[i:i + rows].T, y[i:i + rows]) for i in range(0, H, rows)]
+        first, rest = panels[0], panels[1:]
 
-    def pair(a, y, p, b):
-        a, y, p, b = wrap(a), wrap(y), wrap(p), wrap(b)
-        for k, (s, Ai, AiT) in enumerate(panels):
-            mm(Ai, a, out=p[s])                      # rows s of A a
-            if k == 0:
-                mm(AiT, y[s], out=b)                 # A^T y = sum over panels of A[s]^T y[s]
-            else:
-                accumulate(b, AiT, y[s])
+    def pair(a, b):
+        if wrap is not None:
+            a, b = wrap(a), wrap(b)
+        Ai, ps, AiT, ys = first
+        mm(Ai, a, out=ps)                            # rows s of A a
+        mm(AiT, ys, out=b)                           # A^T y = sum over panels of A[s]^T y[s]
+        for Ai, ps, AiT, ys in rest:
+            mm(Ai, a, out=ps)
+            accumulate(b, AiT, ys)
     return pair
 
 
@@ -157,7 +163,7 @@ def smoothed_products(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.
 
     torch_ctx = _torch_one_thread() if gemm_backend(H) == "torch" else contextlib.nullcontext()
     with single_thread_blas(), torch_ctx as torch:
-        pair = _pair_products(A, AT, panel_rows(H), torch)
+        pair = _pair_products(A, AT, panel_rows(H), p, y, torch)
         for k in range(t):
             # a = alpha_{k-1}, b = beta_{jb+1}; computed now: alpha_k and beta_jb (jb = t-2-k).
             # A message goes straight into post[j] unless post[j] holds the other factor (then
@@ -168,7 +174,7 @@ def smoothed_products(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.
             if jb >= 0:
                 np.multiply(embed(jb + 1, emb), b, out=y)      # v_{jb+1} ⊙ beta_{jb+1}
                 b_out = bwd_scratch if have[jb] or meet else posts[jb]
-                pair(a, y, p, b_out)                 # p = A alpha_{k-1}, b_out = A^T y
+                pair(a, b_out)                       # p = A alpha_{k-1}, b_out = A^T y
                 if check:
                     settle(b_out)
             else:
