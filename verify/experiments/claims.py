@@ -157,14 +157,16 @@ def _fmt(item: dict, x_label: str) -> str:
         if p["difference"] is None:
             parts.append(f"{p['setting']}: every trial excluded by the gate")
             continue
-        ci = f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}]" if p["ci95"] else "[no interval: 1 trial]"
+        ci = (f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}]" if p["ci95"] else
+              "[no interval: 1 trial]" if p["trials"] == 1 else "[no interval: zero spread]")
         flag = "" if p["in_claim"] else " (not in claim)"
         ex = f", {len(p['excluded_trials'])} excluded" if p["excluded_trials"] else ""
         parts.append(f"{p['setting']}: {p['difference']:+.3f} {ci} ({p['trials']} trials{ex}){flag}")
     if pt.get("estimate") is None:
         pooled = "no pairs count"
     else:
-        ci = f"[{pt['ci95'][0]:+.3f}, {pt['ci95'][1]:+.3f}]" if pt.get("ci95") else "[no interval]"
+        ci = (f"[{pt['ci95'][0]:+.3f}, {pt['ci95'][1]:+.3f}]" if pt.get("ci95") else
+              f"[{pt['ci95_note']}]" if pt.get("ci95_note") else "[no interval]")
         p = pt.get("p", pt.get("p_value"))
         padj = pt.get("p_adjusted", p)
         pv = f"{p:.2g}" if p is not None else "n/a"

@@ -1,5 +1,6 @@
-"""Figure 3's statistics: accuracy rows with intervals, the quality gate per setting, pooled
-verdicts on paired differences, the family adjustment, and the controls.
+"""Figure 3's statistics: accuracy rows with intervals, the quality gate per setting, and (re-exported
+from :mod:`.pooled`) the pooled verdicts on paired differences and the family adjustment; the
+tested claims and controls themselves are :mod:`.claims`.
 
 Intervals (95%), description only:
 - an accuracy row (mean test accuracy over trials): a Student-t interval for the MEAN on the
@@ -48,10 +49,8 @@ from .pooled import ALPHA, EFFECT, METHOD, POWER, adjust_family, detectable_effe
 from .rule import holm
 
 __all__ = ["accuracy_interval", "interval_note", "paired_interval", "pooled_test", "summarize", "quality_by_setting",
-           "compare", "predictions", "controls", "majority_by_setting", "verdict_text", "holm", "verdict_after",
-           "adjust_family", "detectable_effect", "trials_needed", "ALPHA", "POWER", "EFFECT", "METHOD"]
-
-NUM_TOKENS = 10
+           "majority_by_setting", "verdict_text", "holm", "verdict_after", "adjust_family", "detectable_effect",
+           "trials_needed", "ALPHA", "POWER", "EFFECT", "METHOD"]
 
 
 def _t(n: int) -> float:
@@ -94,9 +93,11 @@ def interval_note(trials: int) -> str | None:
 
 
 def paired_interval(diffs) -> tuple[float, float] | None:
-    """Student-t 95% interval of the mean paired difference; ``None`` for one trial."""
+    """Student-t 95% interval of the mean paired difference; ``None`` for one trial or for
+    differences without spread (a zero-width interval would claim a precision the trials do
+    not show)."""
     d = np.asarray(diffs, dtype=float)
-    if len(d) < 2:
+    if len(d) < 2 or float(d.max()) == float(d.min()):
         return None
     half = _t(len(d)) * float(d.std(ddof=1)) / math.sqrt(len(d))
     return float(d.mean() - half), float(d.mean() + half)
@@ -158,120 +159,4 @@ def quality_by_setting(results: list, keys: tuple) -> list:
                     "tv_max": float(np.max([t["tv"] for t in trials])),
                     "loss_gap_mean": float(np.mean([t["loss_gap"] for t in trials])),
                     "passed": all(t["passed"] for t in trials), "threshold": trials[0]["threshold"]})
-    return out
-
-
-def _by_trial(records: list, x_key: str, **match) -> dict:
-    """``{x: {trial: accuracy}}`` of the records matching ``match``."""
-    out: dict = {}
-    for r in records:
-        if all(r.get(k) == v for k, v in match.items()):
-            out.setdefault(r[x_key], {})[r["trial"]] = r["accuracy"]
-    return out
-
-
-def compare(records: list, x_key: str, a: dict, b: dict, *, claim_on=lambda x: True,
-            gate: dict | None = None, uses_mlm: bool = False) -> dict:
-    """Paired ``a - b`` per setting ``x`` (description: mean, 95% interval, whether it excludes 0,
-    whether the setting counts: in the claim and, for the MLM, passed the gate) and the claim's
-    pooled verdict over the (setting, trial) pairs that count (:func:`pooled_test`); ``held`` is
-    ``verdict == "supported"``."""
-    A, B = _by_trial(records, x_key, **a), _by_trial(records, x_key, **b)
-    per, holds_on, fails_on, gated_out = [], [], [], []
-    counted: dict = {}
-    for x in sorted(set(A) & set(B)):
-        trials = sorted(set(A[x]) & set(B[x]))
-        diffs = [A[x][t] - B[x][t] for t in trials]
-        ci = paired_interval(diffs)
-        excludes = ci is not None and ci[0] > 0
-        passed = True if not uses_mlm or gate is None else bool(gate.get(x, False))
-        in_claim = bool(claim_on(x))
-        counts = in_claim and passed
-        per.append({"setting": x, "difference": float(np.mean(diffs)), "ci95": list(ci) if ci else None,
-                    "trials": len(trials), "excludes_zero": excludes, "in_claim": in_claim,
-                    "gate_passed": passed, "counts": counts})
-        if in_claim and not passed:
-            gated_out.append(x)
-        elif counts:
-            (holds_on if excludes else fails_on).append(x)
-            counted[x] = diffs
-    pooled = pooled_test(counted)
-    return {"held": pooled["verdict"] == "supported", "verdict": verdict_text(pooled), "pooled": pooled,
-            "holds_on": holds_on, "fails_on": fails_on, "excluded_by_gate": gated_out, "paired": per}
-
-
-def _fmt(cmp: dict, x_label: str) -> str:
-    parts = []
-    for p in cmp["paired"]:
-        x = p["setting"]
-        ci = f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}]" if p["ci95"] else "[no interval: 1 trial]"
-        flag = "" if p["counts"] else (" (gate failed)" if p["in_claim"] else " (not in claim)")
-        parts.append(f"{x}: {p['difference']:+.3f} {ci}{flag}")
-    pt = cmp["pooled"]
-    if pt["estimate"] is None:
-        pooled = "no pairs count"
-    else:
-        ci = f"[{pt['ci95'][0]:+.3f}, {pt['ci95'][1]:+.3f}]" if pt["ci95"] else "[no interval]"
-        pv = f"{pt['p']:.2g}" if pt["p"] is not None else "n/a"
-        mde = f"{pt['mde']:.3f}" if pt["mde"] is not None else "n/a"
-        pooled = (f"{pt['estimate']:+.3f} {ci} over {pt['pairs']} pairs in {pt['settings']} settings, "
-                  f"p = {pv}, detectable effect (80% power) {mde}")
-    return (f"pooled: {pooled}: {cmp['verdict']}. Described per {x_label} (mean, 95% t-interval over "
-            f"trials): " + "; ".join(parts)
-            + (f"; excluded by the quality gate: {cmp['excluded_by_gate']}" if cmp["excluded_by_gate"] else ""))
-
-
-def _models(records: list) -> tuple:
-    """The models (``mlm``, ``exact``) that have records (``--model exact`` runs only one)."""
-    return tuple(m for m in ("mlm", "exact") if any(r["model"] == m for r in records))
-
-
-def predictions(name: str, records: list, quality: list) -> list:
-    """The paper's predictions, per model, as pooled verdicts (module docstring)."""
-    out = []
-    if name == "fig3-left":
-        gate = {q["setting"]["hidden_states"]: q["passed"] for q in quality}
-        for model in _models(records):
-            cmp = compare(records, "hidden_states", {"model": model, "method": "prompt"},
-                          {"model": model, "method": "head"}, claim_on=lambda h: h > NUM_TOKENS,
-                          gate=gate, uses_mlm=model == "mlm")
-            out.append({"claim": f"prompt tuning beats head tuning when |H| > |X| = {NUM_TOKENS} ({model})",
-                        "evidence": "prompt - head " + _fmt(cmp, "|H|"), **cmp})
-        return out
-    gate = {}
-    for q in quality:
-        h = q["setting"]["hidden_total"]
-        gate[h] = gate.get(h, True) and q["passed"]     # both the memory and the vanilla MLM
-    for model in _models(records):
-        cmp = compare(records, "hidden_total", {"model": model, "method": "attention", "data": "memory"},
-                      {"model": model, "method": "head", "data": "vanilla"}, gate=gate, uses_mlm=model == "mlm")
-        out.append({"claim": f"memory HMM + attention head beats vanilla HMM + linear head at equal |M||H| ({model})",
-                    "evidence": "memory+attention - vanilla+linear " + _fmt(cmp, "|M||H|"),
-                    **cmp})
-    return out
-
-
-def controls(name: str, records: list, quality: list) -> list:
-    """fig3-right's controls: memory + attention against the same attention head on the vanilla
-    data, and against a token-only attention head on the memory data (paired, per model)."""
-    if name != "fig3-right":
-        return []
-    gate_mem = {q["setting"]["hidden_total"]: q["passed"] for q in quality if q["setting"]["data"] == "memory"}
-    gate_van = {q["setting"]["hidden_total"]: q["passed"] for q in quality if q["setting"]["data"] == "vanilla"}
-    out = []
-    for model in _models(records):
-        gate = {h: gate_mem.get(h, False) and gate_van.get(h, False) for h in gate_mem}
-        cmp = compare(records, "hidden_total", {"model": model, "method": "attention", "data": "memory"},
-                      {"model": model, "method": "attention", "data": "vanilla"}, gate=gate,
-                      uses_mlm=model == "mlm")
-        out.append({"control": "same attention head on the vanilla HMM's data", "model": model,
-                    "beaten": cmp["held"], "evidence": "memory+attention - vanilla+attention " + _fmt(cmp, "|M||H|"),
-                    **cmp})
-    for model in _models(records):
-        cmp = compare(records, "hidden_total", {"model": model, "method": "attention", "data": "memory"},
-                      {"model": "none", "method": "attention-tokens", "data": "memory"}, gate=gate_mem,
-                      uses_mlm=model == "mlm")
-        out.append({"control": "token-only attention head (G replaced by a constant) on the memory data",
-                    "model": model, "beaten": cmp["held"],
-                    "evidence": "memory+attention - token-only attention " + _fmt(cmp, "|M||H|"), **cmp})
     return out

@@ -13,7 +13,8 @@ import pytest
 from scipy import stats
 
 from headprompt.verify.experiments.rule import rule_pvalues
-from headprompt.verify.experiments.stats import (accuracy_interval, adjust_family, compare, holm, pooled_test,
+from headprompt.verify.experiments.claims import evaluate
+from headprompt.verify.experiments.stats import (accuracy_interval, adjust_family, holm, paired_interval, pooled_test,
                                                  summarize, trials_needed, verdict_after)
 
 # --- level ----------------------------------------------------------------------------------------------
@@ -276,25 +277,31 @@ def test_accuracy_bands_contain_their_mean():
     assert rows[0]["ci95_note"].startswith("2 trials")
 
 
-def test_compare_pools_only_the_settings_that_count():
+def test_a_claim_pools_only_the_settings_and_trials_that_count():
     rng = np.random.default_rng(4)
     records = []
     for h in (4, 15, 25):
         for t in range(6):
             gain = 0.2 if h > 10 else -0.3       # the claim is only about |H| > 10
             base = 0.6 + rng.normal(0, 0.02)
-            records.append({"hidden_states": h, "trial": t, "model": "mlm", "method": "head", "accuracy": base})
-            records.append({"hidden_states": h, "trial": t, "model": "mlm", "method": "prompt",
-                            "accuracy": base + gain + rng.normal(0, 0.02)})
-    gate = {4: True, 15: True, 25: False}      # |H| = 25 failed the quality gate
-    cmp = compare(records, "hidden_states", {"model": "mlm", "method": "prompt"}, {"model": "mlm", "method": "head"},
-                  claim_on=lambda h: h > 10, gate=gate, uses_mlm=True)
-    assert cmp["pooled"]["pairs"] == 6 and cmp["pooled"]["settings"] == 1
-    assert cmp["verdict"] == "supported" and cmp["held"]
-    assert cmp["excluded_by_gate"] == [25]
-    rev = compare(records, "hidden_states", {"model": "mlm", "method": "head"}, {"model": "mlm", "method": "prompt"},
-                  claim_on=lambda h: h > 10, gate=gate, uses_mlm=True)
+            for method, acc in (("head-fair", base), ("prompt-fair", base + gain + rng.normal(0, 0.02))):
+                records.append({"hidden_states": h, "trial": t, "model": "mlm", "method": method, "accuracy": acc,
+                                "gate0_tv": 0.01, "gate0_se": 0.001, "gate0_sequences": 100,
+                                "gate0_bound": 0.06 if h == 25 else 0.02, "gate_passed": h != 25})
+    out = evaluate("fig3-left", records, "mlm")
+    (claim,) = [p for p in out["predictions"] if p["id"] == "claim:mlm"]
+    assert claim["pooled"]["pairs"] == 6 and claim["pooled"]["settings"] == 1      # |H| = 25 failed the gate
+    assert claim["verdict"] == "supported" and claim["held"] and claim["excluded_trials"] == 6
+    flipped = [{**r, "method": {"head-fair": "prompt-fair", "prompt-fair": "head-fair"}.get(r["method"], r["method"])}
+               for r in records]
+    (rev,) = [p for p in evaluate("fig3-left", flipped, "mlm")["predictions"] if p["id"] == "claim:mlm"]
     assert rev["verdict"] == "contradicted" and not rev["held"]
+
+
+def test_per_setting_intervals_need_spread():
+    assert paired_interval([0.1]) is None and paired_interval([0.05, 0.05, 0.05]) is None
+    lo, hi = paired_interval([0.04, 0.06, 0.05])
+    assert lo < 0.05 < hi and hi - 0.05 == pytest.approx(stats.t.ppf(0.975, 2) * 0.01 / math.sqrt(3))
 
 
 def test_no_difference_detected_needs_an_interval_that_excludes_the_effect():
