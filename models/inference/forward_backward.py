@@ -136,22 +136,14 @@ def smoothed_products(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.
     post = np.empty((t, H, n))
     post[t - 1] = 1.0                                # beta_{t-1} = 1
     posts = list(post)                               # views made once (the loop is call-bound at small H)
-    if H * n <= GATHER_ONCE_MAX:
-        embs = list(np.take(tableT, idx, axis=1).transpose(1, 0, 2))   # v_j as [H, n] views
-
-        def embed(j, out):
-            return embs[j]
-    else:
-        def embed(j, out):
-            return np.take(tableT, idx[j], axis=1, out=out)
-    have = [False] * t                               # post[j] holds one factor already
-    have[t - 1] = True
+    # v_j as [H, n] views, gathered at once for small batches (the loop is call-bound there)
+    embs = list(np.take(tableT, idx, axis=1).transpose(1, 0, 2)) if H * n <= GATHER_ONCE_MAX else None
+    take, mul = np.take, np.multiply
     a = np.empty((H, n))
     a[:] = pi0[:, None]
     b = posts[t - 1]
     p, y, emb = np.empty((H, n)), np.empty((H, n)), np.empty((H, n))
     fwd_scratch, bwd_scratch = np.empty((H, n)), np.empty((H, n))
-
     sums = np.empty(n)
     smallest, largest_sum = np.minimum.reduce, np.maximum.reduce   # (no ndarray.min wrapper: ~1 us a call)
 
@@ -166,14 +158,16 @@ def smoothed_products(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.
         pair = _pair_products(A, AT, panel_rows(H), p, y, torch)
         for k in range(t):
             # a = alpha_{k-1}, b = beta_{jb+1}; computed now: alpha_k and beta_jb (jb = t-2-k).
-            # A message goes straight into post[j] unless post[j] holds the other factor (then
-            # into a scratch buffer, multiplied in after the products have read their inputs).
+            # Before the passes meet, each message goes straight into its post[j]; from then on
+            # post[j] holds the other factor, so the message goes into a scratch buffer and is
+            # multiplied in after the products have read their inputs.
             jb = t - 2 - k
-            meet = jb == k                           # both factors of one position now
+            direct = jb > k
             check = (k + 1) % every == 0
             if jb >= 0:
-                np.multiply(embed(jb + 1, emb), b, out=y)      # v_{jb+1} ⊙ beta_{jb+1}
-                b_out = bwd_scratch if have[jb] or meet else posts[jb]
+                e = embs[jb + 1] if embs is not None else take(tableT, idx[jb + 1], axis=1, out=emb)
+                mul(e, b, out=y)                     # v_{jb+1} ⊙ beta_{jb+1}
+                b_out = posts[jb] if direct else bwd_scratch
                 pair(a, b_out)                       # p = A alpha_{k-1}, b_out = A^T y
                 if check:
                     settle(b_out)
@@ -181,17 +175,17 @@ def smoothed_products(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.
                 np.dot(A, a, out=p)                  # the last forward step alone
             if check:
                 settle(p)
-            a_out = fwd_scratch if have[k] or meet else posts[k]
-            np.multiply(embed(k, emb), p, out=a_out)           # alpha_k
-            if meet:
-                np.multiply(a_out, b_out, out=posts[k])
-            elif have[k]:
-                posts[k] *= a_out
-            if jb >= 0 and have[jb] and not meet:
-                posts[jb] *= b_out
-            have[k] = True
+            a_out = posts[k] if direct else fwd_scratch
+            e = embs[k] if embs is not None else take(tableT, idx[k], axis=1, out=emb)
+            mul(e, p, out=a_out)                     # alpha_k
+            if not direct:
+                if jb == k:                          # both factors of position k now
+                    mul(a_out, b_out, out=posts[k])
+                else:
+                    posts[k] *= a_out
+                    if jb >= 0:
+                        posts[jb] *= b_out
             a = a_out
             if jb >= 0:
-                have[jb] = True
                 b = b_out
     return post
