@@ -70,3 +70,17 @@ def test_rescaling_keeps_long_sequences_exact_in_ratio(monkeypatch):
     ours = iff.posterior_marginals(hmm, tokens)
     assert len(calls) >= 2 and np.all(np.isfinite(ours))     # each pass fell below 2^-256 at least once
     np.testing.assert_allclose(ours, _hmmlearn(hmm, tokens), atol=1e-10)
+
+
+def test_sparse_model_keeps_the_two_pass_kernel():
+    """A transition matrix with at most 5% nonzeros (200 states) runs the sparse two-pass kernel,
+    not the fused dense one; its marginals match hmmlearn's as well."""
+    from headprompt.models.generate.generators import sparse_transitions
+    from headprompt.models.hmm.values import HMM
+
+    rng = np.random.default_rng(15)
+    base = appendix_d_hmm(200, 8, rng=rng)
+    hmm = HMM.create(sparse_transitions(200, 6, rng=rng).astype(float), base.W, base.pi0, exact=False)
+    assert not iff._dense_kernel(hmm)
+    tokens, _ = sample(hmm, 3, 20, rng=np.random.default_rng(16))
+    np.testing.assert_allclose(iff.posterior_marginals(hmm, tokens), _hmmlearn(hmm, tokens), atol=1e-12)
