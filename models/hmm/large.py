@@ -15,6 +15,7 @@ below ``2^53``) feeds the float kernel of :mod:`headprompt.models.inference.floa
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -189,7 +190,7 @@ class LargeHMM:
             mu = np.array([int(v) for v in np.asarray(mu).reshape(-1).tolist()], dtype=object)
             if mu.shape != (n,):
                 raise ValidationError(f"mu: expected shape ({n},) (one weight per hidden state; tasks with several "
-                                      "classes are checked up to 1,000 states), found {mu.shape}")
+                                      f"classes are checked up to 1,000 states), found {mu.shape}")
         return cls(A.astype(np.int64), dA, W.astype(np.int64), dW, pi0, dpi, mu, dmu, dict(info or {}))
 
     @classmethod
@@ -205,20 +206,31 @@ class LargeHMM:
                                  "checked up to 1,000 states")
             return cls.create(inst.arrays["A"], den["A"], inst.arrays["W"], den["W"], np.asarray(inst.arrays["pi0"]),
                               int(den["pi0"][0]), None if mu is None else np.asarray(mu),
-                              int(den["mu"][0]) if mu is not None else 1, info=_meta_info(inst.meta)), None
+                              int(den["mu"][0]) if mu is not None else 1,
+                              info=_meta_info(inst.meta, int(inst.arrays["A"].shape[0]))), None
         if prune_below is None:
             raise InputError(f"{inst.path}: the model has float entries; theorem checks are exact: add "
                              "--rationalize [THRESHOLD] (an explicit conversion to integers over 2^32 per column, "
                              "reported), or save it exact (integer numerators with .den)")
-        A, moved_A = dyadic_columns(inst.arrays["A"], prune_below=prune_below)
-        W, moved_W = dyadic_columns(inst.arrays["W"], prune_below=prune_below)
-        p, moved_p = dyadic_columns(np.asarray(inst.arrays["pi0"], dtype=float)[:, None], prune_below=prune_below)
+        n = int(inst.arrays["A"].shape[0])
+        checked = {name: _check_floats(inst.arrays[name], name) for name in ("A", "W", "pi0")}
+        A, moved_A = dyadic_columns(checked["A"], prune_below=prune_below)
+        W, moved_W = dyadic_columns(checked["W"], prune_below=prune_below)
+        p, moved_p = dyadic_columns(checked["pi0"], prune_below=prune_below)
         mu = inst.arrays.get("mu")
-        mu_ints, dmu = (None, 1) if mu is None else _exact_floats(np.asarray(mu, dtype=float))
+        if mu is not None:
+            mu = np.asarray(mu, dtype=float)
+            if mu.ndim != 1:
+                raise InputError(f"{inst.path}: mu has {mu.shape[0]} rows; tasks with several classes are checked up "
+                                 "to 1,000 states")
+            _check_floats(mu, "mu", stochastic=False)
+        mu_ints, dmu = (None, 1) if mu is None else _exact_floats(mu)
+        pruned = sum(int(checked[k].nnz) - int(m.nnz) for k, m in (("A", A), ("W", W), ("pi0", p)))
         model = cls.create(A, np.full(A.shape[1], 1 << RATIONAL_BITS), W, np.full(W.shape[1], 1 << RATIONAL_BITS),
-                           p.toarray()[:, 0], 1 << RATIONAL_BITS, mu_ints, dmu, info=_meta_info(inst.meta))
-        return model, {"prune_below": prune_below, "denominator": f"2^{RATIONAL_BITS}",
-                       "max_entry_change": max(moved_A, moved_W, moved_p),
+                           p.toarray()[:, 0], 1 << RATIONAL_BITS, mu_ints, dmu, info=_meta_info(inst.meta, n))
+        return model, {"prune_below": prune_below, "denominator": f"2^{RATIONAL_BITS}", "max_denominator": 2 ** RATIONAL_BITS,
+                       "pruned_entries": pruned,
+                       "max_entry_change": {"approx": max(moved_A, moved_W, moved_p)},
                        "what": "float entries rounded to integers over 2^32 per column (entries below the "
                                "threshold set to 0, the others kept positive, each column made to sum to exactly "
                                "1); mu read exactly as the binary fractions it holds"}
@@ -276,10 +288,53 @@ def _exact_floats(values: np.ndarray) -> tuple[np.ndarray, int]:
     return np.array([f.numerator * (d // f.denominator) for f in fr], dtype=object), d
 
 
-def _meta_info(meta: Any) -> dict:
+def _check_floats(values: Any, name: str, *, stochastic: bool = True) -> sparse.csc_array | np.ndarray:
+    """A float array of a ``.npz`` file checked as a JSON float instance is: finite entries, and
+    (``stochastic``) nonnegative with every column (a vector: the vector) summing to 1 within
+    :data:`~.limits.FLOAT_TOLERANCE`, refused with the dense model's messages. Returns a matrix
+    as CSC (a vector as one column), or a vector ``values`` as given when not ``stochastic``."""
+    from .limits import FLOAT_TOLERANCE
+
+    vector = np.ndim(values) == 1
+    if not stochastic:
+        arr = np.asarray(values, dtype=float)
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            raise ValidationError(f"{name}: entry [{int(bad[0])}] is {arr[bad[0]]}, expected a finite number")
+        return arr
+    mat = sparse.csc_array(np.asarray(values, dtype=float)[:, None] if vector else values, dtype=float, copy=True)
+    mat.sum_duplicates()
+    cols = np.repeat(np.arange(mat.shape[1]), np.diff(mat.indptr))
+    where = (lambda k: f"[{int(mat.indices[k])}]") if vector else (lambda k: f"[{int(mat.indices[k])}, {int(cols[k])}]")
+    for test, what in ((~np.isfinite(mat.data), "a finite number"), (mat.data < 0, "a nonnegative probability")):
+        bad = np.flatnonzero(test)
+        if bad.size:
+            raise ValidationError(f"{name}: entry {where(bad[0])} is {mat.data[bad[0]]}, expected {what}")
+    sums = np.bincount(cols, weights=mat.data, minlength=mat.shape[1])
+    off = np.flatnonzero(np.abs(sums - 1.0) > FLOAT_TOLERANCE)
+    if off.size:
+        h = int(off[0])
+        raise ValidationError(f"{name}: {'the vector' if vector else f'column {h}'} sums to {float(sums[h])!r}, "
+                              f"expected exactly 1 (within {FLOAT_TOLERANCE})")
+    return mat
+
+
+def _meta_info(meta: Any, states: int) -> dict:
     """Generator facts saved with an instance (``B``, ``H_star``, classes) as hints; the
-    checker verifies them, it never trusts them."""
-    if isinstance(meta, dict) and isinstance(meta.get("instance"), dict):
-        inst = meta["instance"]
-        return {k: inst[k] for k in ("B", "H_star", "classes") if k in inst}
-    return {}
+    checker verifies them, it never trusts them, but a hint that is not a list of hidden-state
+    indices ``0..states-1`` is refused (a damaged or hand-edited file).
+
+    Raises:
+        ValidationError: a malformed ``meta.instance.B`` or ``H_star``.
+    """
+    if not (isinstance(meta, dict) and isinstance(meta.get("instance"), dict)):
+        return {}
+    inst = meta["instance"]
+    for key in ("B", "H_star"):
+        value = inst.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list) or not all(type(v) is int and 0 <= v < states for v in value):
+            raise ValidationError(f"meta.instance.{key}: expected a list of hidden-state indices 0..{states - 1}, "
+                                  f"found {json.dumps(value)[:80]}")
+    return {k: inst[k] for k in ("B", "H_star", "classes") if k in inst}

@@ -179,12 +179,20 @@ def _read(path: str, zf: zipfile.ZipFile, heads: dict, name: str) -> np.ndarray:
     h = heads[name]
     try:
         if h.stored and h.dtype.itemsize and math.prod(h.shape) > 0:
-            return np.memmap(path, dtype=h.dtype, mode="r", offset=h.offset, shape=h.shape,
-                             order="F" if h.fortran else "C")
-        with zf.open(name + ".npy") as fh:
-            return np.lib.format.read_array(fh, allow_pickle=False)
+            arr = np.memmap(path, dtype=h.dtype, mode="r", offset=h.offset, shape=h.shape,
+                            order="F" if h.fortran else "C")
+        else:
+            with zf.open(name + ".npy") as fh:
+                arr = np.lib.format.read_array(fh, allow_pickle=False)
     except (ValueError, EOFError, OSError, zlib.error, zipfile.BadZipFile) as exc:
         raise _fail(path, f"entry {name!r} cannot be read ({exc}); the file may be truncated") from None
+    # numbers in the two forms the readers compute with (native int64, float64; both exact
+    # conversions of any accepted dtype: big-endian, float16/32, narrower integers)
+    if arr.dtype.kind in "iu" and arr.dtype != np.int64:
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f" and arr.dtype != np.float64:
+        return arr.astype(np.float64)
+    return arr
 
 
 def _string(path, zf, heads, name) -> str:

@@ -123,6 +123,14 @@ def check_35_large(model: LargeHMM, hint=None) -> dict:
         return {"holds": False, "blocking": target[:20],
                 "why": f"supp(mu) has {len(target)} states but H* ⊇ supp(mu) needs independent W-columns, at most "
                        f"|X| = {model.num_tokens} of them: no B works (counting)"}
+    try:                                   # H* ⊇ supp(mu): dependent W-columns on supp(mu) already refute
+        own = independent_states(model, target)[0]
+    except LimitError:
+        own = True                         # undecided here; the searches below may still decide
+    if not own:
+        return {"holds": False, "blocking": target[:20],
+                "why": "the columns W[:, supp(mu)] are linearly dependent (exact rank, block by block), and every "
+                       "admissible H* contains supp(mu): no B works"}
     if len(target) > MAX_GREEDY:
         raise LimitError(f"supp(mu) has {len(target)} states; the basis-set search covers at most {MAX_GREEDY} "
                          "(give mu on fewer states)")

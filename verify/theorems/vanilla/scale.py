@@ -193,8 +193,7 @@ def _sequences(model: LargeHMM, samples: int, length: int, seed: int) -> tuple[n
     rng = np.random.default_rng(seed + 1)
     parts = [sample_large(model, samples, length, rng=rng)] if samples else []
     pool = sample_large(model, POOL, length, rng=rng)
-    mu = np.array([float(v) for v in model.mu.tolist()])
-    margin = np.abs(posterior_h0_large(model, pool) @ mu)
+    margin = np.abs(posterior_h0_large(model, pool) @ model.float_form()["mu"])
     parts.append(pool[np.argsort(margin, kind="stable")[:ADVERSARIAL]])
     tokens = np.concatenate(parts)
     _, first = np.unique(tokens, axis=0, return_index=True)
