@@ -34,8 +34,9 @@ __all__ = ["check_31_large", "check_32_large", "check_35_large", "independent_st
 MAX_BLOCK_COLUMNS = 600
 """Columns of one block of ``W`` whose independence or pseudo-inverse is computed exactly."""
 
-MAX_GREEDY = 2000
-"""States of ``supp(mu)`` the greedy basis-set search covers."""
+MAX_GREEDY = 16384
+"""States of ``supp(mu)`` the greedy basis-set search covers (each step checks only the blocks of
+``W`` that the new columns join, so the search is linear in the blocks it touches)."""
 
 
 def _column_rows(model: LargeHMM, states) -> list[np.ndarray]:
@@ -138,6 +139,23 @@ def check_35_large(model: LargeHMM, hint=None) -> dict:
     sizes = np.diff(model.A.indptr)                       # |supp(A[:, h])|
     bound = min(model.num_tokens, model.num_states)       # an independent set of W-columns has <= |X| states
     greedy, covered, blocked = [], set(), None
+    covered_at: dict[int, list[int]] = {}      # row of W -> the covered states using it
+
+    def joined(sup) -> list[int]:
+        """``sup`` with every covered state linked to it through shared rows of ``W``, transitively:
+        the blocks of ``W[:, covered | sup]`` that hold a column of ``sup``. The others are blocks
+        of ``covered`` alone, already proven independent, so these decide the union."""
+        out, todo, seen = set(sup), [r for rows in _column_rows(model, sup) for r in rows.tolist()], set()
+        while todo:
+            r = todo.pop()
+            if r in seen:
+                continue
+            seen.add(r)
+            for h in covered_at.get(r, ()):
+                if h not in out:
+                    out.add(h)
+                    todo.extend(_column_rows(model, [h])[0].tolist())
+        return sorted(out)
     for s in target:
         if s in covered:
             continue
@@ -149,7 +167,7 @@ def check_35_large(model: LargeHMM, hint=None) -> dict:
         chosen = None
         for h in cands[:50]:
             sup = reach[h]
-            if independent_states(model, sup)[0] and independent_states(model, sorted(covered | set(sup)))[0]:
+            if independent_states(model, sup)[0] and independent_states(model, joined(sup - covered))[0]:
                 chosen = h
                 break
         if chosen is None:
@@ -157,6 +175,10 @@ def check_35_large(model: LargeHMM, hint=None) -> dict:
                 blocked = s                        # every column reaching s is inadmissible: proven
             break
         greedy.append(chosen)
+        added = sorted(reach[chosen] - covered)
+        for h, rows in zip(added, _column_rows(model, added)):
+            for r in rows.tolist():
+                covered_at.setdefault(r, []).append(h)
         covered |= reach[chosen]
     else:
         found = verified(greedy, "a greedy cover of supp(mu)")
