@@ -109,3 +109,13 @@ def test_assumption_35_is_decided_and_its_basis_set_verified_independently(kind)
     H = got["H_star"]
     reach = sorted({int(g) for b in got["B"] for g in m.A.indices[m.A.indptr[b]:m.A.indptr[b + 1]]})
     assert H == reach and set(target) <= set(H) and oracle_rank(m, H) == len(H)
+
+
+def test_assumption_35_with_the_task_on_every_state_of_2100():
+    """More task states than the old search limit (2,000); the cover is verified here."""
+    m = build("ok", n=2100)
+    got = check_35_large(m)
+    assert got["holds"] is True and got["H_star"] == list(range(2100))
+    # W is block-diagonal by construction (states 4k..4k+3 share only token n + k): numpy's rank per block
+    W = m.W.toarray()
+    assert sum(int(np.linalg.matrix_rank(W[:, k:k + 4])) for k in range(0, 2100, 4)) == 2100
