@@ -169,9 +169,23 @@ def npz_counts(path: str | Path) -> tuple[int, int, int, int]:
     states, tokens = npz_sizes(p)
     with zipfile.ZipFile(p) as zf:
         heads = _headers(p, zf)
-    stored = [math.prod(heads[n].shape) if n in heads else math.prod(heads[f"{n}.data"].shape)
-              for n in ("A", "W")]
+        stored = [_dense_nonzeros(p, zf, heads, n) if n in heads else math.prod(heads[f"{n}.data"].shape)
+                  for n in ("A", "W")]
     return states, tokens, stored[0], stored[1]
+
+
+def _dense_nonzeros(path, zf, heads, name) -> int:
+    """The nonzeros of a dense matrix stored uncompressed (counted on the memory map, a block of
+    rows at a time: no copy of the matrix), else its number of entries (an upper bound)."""
+    h = heads[name]
+    total = math.prod(h.shape)
+    if not (h.stored and total and len(h.shape) == 2 and h.dtype.kind in "iuf"):
+        return total
+    arr = _read(path, zf, heads, name) if h.dtype in (np.int64, np.float64) and h.dtype.isnative else None
+    if arr is None:
+        return total
+    step = max(1, (1 << 22) // max(1, h.shape[1]))
+    return int(sum(np.count_nonzero(arr[i:i + step]) for i in range(0, h.shape[0], step)))
 
 
 def _read(path: str, zf: zipfile.ZipFile, heads: dict, name: str) -> np.ndarray:
