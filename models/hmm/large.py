@@ -208,15 +208,8 @@ class LargeHMM:
                               int(den["pi0"][0]), None if mu is None else np.asarray(mu),
                               int(den["mu"][0]) if mu is not None else 1,
                               info=_meta_info(inst.meta, int(inst.arrays["A"].shape[0]))), None
-        if prune_below is None:
-            raise InputError(f"{inst.path}: the model has float entries; theorem checks are exact: add "
-                             "--rationalize [THRESHOLD] (an explicit conversion to integers over 2^32 per column, "
-                             "reported), or save it exact (integer numerators with .den)")
         n = int(inst.arrays["A"].shape[0])
         checked = {name: _check_floats(inst.arrays[name], name) for name in ("A", "W", "pi0")}
-        A, moved_A = dyadic_columns(checked["A"], prune_below=prune_below)
-        W, moved_W = dyadic_columns(checked["W"], prune_below=prune_below)
-        p, moved_p = dyadic_columns(checked["pi0"], prune_below=prune_below)
         mu = inst.arrays.get("mu")
         if mu is not None:
             mu = np.asarray(mu, dtype=float)
@@ -224,7 +217,14 @@ class LargeHMM:
                 raise InputError(f"{inst.path}: mu has {mu.shape[0]} rows; tasks with several classes are checked up "
                                  "to 1,000 states")
             _check_floats(mu, "mu", stochastic=False)
+        if prune_below is None:                    # a valid float model (checked above) needs the conversion
+            raise InputError(f"{inst.path}: the model has float entries; theorem checks are exact: add "
+                             "--rationalize [THRESHOLD] (an explicit conversion to integers over 2^32 per column, "
+                             "reported), or save it exact (integer numerators with .den)")
         mu_ints, dmu = (None, 1) if mu is None else _exact_floats(mu)
+        A, moved_A = dyadic_columns(checked["A"], prune_below=prune_below)
+        W, moved_W = dyadic_columns(checked["W"], prune_below=prune_below)
+        p, moved_p = dyadic_columns(checked["pi0"], prune_below=prune_below)
         pruned = sum(int(checked[k].nnz) - int(m.nnz) for k, m in (("A", A), ("W", W), ("pi0", p)))
         model = cls.create(A, np.full(A.shape[1], 1 << RATIONAL_BITS), W, np.full(W.shape[1], 1 << RATIONAL_BITS),
                            p.toarray()[:, 0], 1 << RATIONAL_BITS, mu_ints, dmu, info=_meta_info(inst.meta, n))

@@ -19,7 +19,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ....models.exceptions import InputError, LimitError
+from ....models.exceptions import InputError, LimitError, ValidationError
 from ....models.hmm.large import LargeHMM
 from ....models.inference.sparse import BATCH, posterior_h0_large, sample_large
 from ..common import MAX_SECONDS, label_counts, settle_verdict
@@ -137,7 +137,10 @@ def _load(args) -> tuple[LargeHMM, dict, dict | None]:
                             "source": "object"}, None
     if args.hmm:
         inst = read_npz(args.hmm)
-        model, conversion = LargeHMM.from_npz(inst, prune_below=getattr(args, "rationalize", None))
+        try:
+            model, conversion = LargeHMM.from_npz(inst, prune_below=getattr(args, "rationalize", None))
+        except ValidationError as exc:              # name the file, as the dense path's messages do
+            raise ValidationError(f"{args.hmm}: {exc}") from None
         if model.mu is None:
             raise InputError(f"{args.hmm}: the instance has no task vector \"mu\"; add one to check a theorem")
         out = {"hidden": model.num_states, "vocab": model.num_tokens, "seed": args.seed, "source": args.hmm}
