@@ -54,8 +54,10 @@ def independent_states(model: LargeHMM, states) -> tuple[bool, int]:
         if len(cols) > len(rows):
             return False, len(blocks)
         if len(cols) > MAX_BLOCK_COLUMNS:
-            raise LimitError(f"a block of W has {len(cols)} linked columns; the limit for an exact rank is "
-                             f"{MAX_BLOCK_COLUMNS} (a block-sparse W decides independence block by block)")
+            raise LimitError(f"W has {len(cols)} columns linked through shared tokens (a dense W, as a fitted model's "
+                             f"usually is); above 1,000 states the exact ranks and the witness are computed per group of "
+                             f"linked columns, at most {MAX_BLOCK_COLUMNS} (block-sparse emissions), so this check is "
+                             "refused (a W with |H| > |X| fails Assumption 3.1 by counting)")
         where = {r: i for i, r in enumerate(rows)}
         columns = []
         for c in cols:
