@@ -39,10 +39,12 @@ def build(kind: str, n: int = N, seed: int = 0, task_every: int = 1) -> LargeHMM
     A.sum_duplicates()
     dA = np.asarray(A.sum(axis=0)).astype(np.int64)
     X = n + -(-n // 4)
-    src = [0 if (kind == "dup" and h == 1) else h for h in range(n)]
+    src = [0 if (kind.startswith("dup") and h == 1) else h for h in range(n)]
     W = sparse.coo_array(([3] * n + [1] * n, (src + [n + s // 4 for s in src], list(range(n)) * 2)), shape=(X, n))
     mu = rng.choice([-1, 1], size=n) * (np.arange(n) % task_every == 0)
     mu[:2] = 1
+    if kind == "dup-off-task":                   # state 1 off the task: H* must avoid it, joining 0's block
+        mu[1] = 0
     return LargeHMM.create(A, dA, W, np.full(n, 4), np.ones(n, dtype=np.int64), n, mu, 1)
 
 
@@ -97,7 +99,7 @@ def test_emission_rank_agrees_with_numpy(kind):
     assert check_31_large(m)["holds"] == (oracle_rank(m, range(N)) == N) == (kind == "ok")
 
 
-@pytest.mark.parametrize("kind", ["ok", "dup", "periodic"])
+@pytest.mark.parametrize("kind", ["ok", "dup", "periodic", "dup-off-task"])
 def test_assumption_35_is_decided_and_its_basis_set_verified_independently(kind):
     m = build(kind, task_every=37)
     got = check_35_large(m)
