@@ -304,6 +304,7 @@ def _check_floats(values: Any, name: str, *, stochastic: bool = True) -> sparse.
         return arr
     mat = sparse.csc_array(np.asarray(values, dtype=float)[:, None] if vector else values, dtype=float, copy=True)
     mat.sum_duplicates()
+    mat.eliminate_zeros()                           # stored zeros are zeros, not entries to prune
     cols = np.repeat(np.arange(mat.shape[1]), np.diff(mat.indptr))
     where = (lambda k: f"[{int(mat.indices[k])}]") if vector else (lambda k: f"[{int(mat.indices[k])}, {int(cols[k])}]")
     for test, what in ((~np.isfinite(mat.data), "a finite number"), (mat.data < 0, "a nonnegative probability")):

@@ -109,7 +109,11 @@ def test_conversion_counts_the_pruned_entries_and_bounds_the_change(tmp_path):
     A = model["A"].toarray()
     A[5, 0], A[0, 0] = 1e-4, 0.5 - 1e-4                 # one small entry to prune at 1e-3
     model["A"] = sparse.csc_array(A)
-    large, conv = LargeHMM.from_npz(read_npz(save(tmp_path, "fit", entries(model))), prune_below=1e-3)
+    e = entries(model)
+    e["W.data"][e["W.indptr"][2]] = 0.0                 # a stored zero (W[2, 2] -> W[n + 0, 2] takes its mass)
+    e["W.data"][e["W.indptr"][2] + 1] = 1.0
+    model["W"] = sparse.csc_array((e["W.data"], e["W.indices"], e["W.indptr"]), shape=model["W"].shape)
+    large, conv = LargeHMM.from_npz(read_npz(save(tmp_path, "fit", e)), prune_below=1e-3)
     floats = [model["A"].toarray(), model["W"].toarray(), model["pi0"]]
     assert conv["pruned_entries"] == sum(int(((f > 0) & (f < 1e-3)).sum()) for f in floats) == 1
     moved = np.abs(large.A.toarray() / 2.0 ** 32 - A).max()
