@@ -8,7 +8,7 @@ produces a witness and that witness can be checked:
 
 - Theorem 3.3: ``b = mu^T D^+ W^+`` with ``D = diag(P[H_1] / P[H_0])`` (``D^+`` is 0 where
   ``P[H_1] = 0``) and ``W^+`` the pseudo-inverse of ``W``;
-- Theorem 3.6: ``B`` is the set Assumption 3.5's search finds, or else a smallest set whose
+- Theorem 3.6: ``B`` is the set Assumption 3.5's search finds, or else a smallest (greedy past a search budget: :func:`covering_set`) set whose
   one-step reach covers ``supp(mu)`` (all states when none does), ``u = 1_B``,
   ``H* = ∪_{h in B} supp(A[:, h])``, ``c = A (u ⊙ P[H_1])`` and
   ``b = mu_{H*}^T diag(P[H_0] / c)^+_{H*} (W_{:, H*})^+``;
@@ -22,6 +22,7 @@ When the assumptions hold these are exactly the witnesses of ``constructions/van
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -38,7 +39,7 @@ __all__ = ["pseudo_inverse", "relaxed_33_witness", "relaxed_36_witness", "relaxe
 
 RECIPES = {
     "3.3": "b = mu^T D^+ W^+ (Theorem 3.3's head with Moore-Penrose pseudo-inverses for W and D)",
-    "3.6": "u = 1_B for a smallest B whose reach covers supp(mu), b = mu_H*^T diag(P[H_0]/c)^+ (W_:,H*)^+ "
+    "3.6": "u = 1_B for a smallest B whose reach covers supp(mu) (greedy past a search budget), b = mu_H*^T diag(P[H_0]/c)^+ (W_:,H*)^+ "
            "(Theorem 3.6's recipe with pseudo-inverses)",
     "4.3": "Appendix C.1's attention head with S* = {0} when no S* exists and pseudo-inverses for "
            "[U | Vbar] and W_(M,h)",
@@ -97,18 +98,38 @@ def _reach(hmm: HMM, B) -> list[int]:
     return sorted({g for h in B for g in range(hmm.num_states) if hmm.A[g, h] != 0})
 
 
+COVER_SEARCH = 100_000   # candidate sets the smallest-cover search may try before going greedy
+
+
 def covering_set(hmm: HMM) -> tuple[int, ...]:
-    """A smallest ``B`` whose one-step reach covers ``supp(mu)`` (ignoring independence), the
-    first in lexicographic order; all states when none covers it."""
+    """A set ``B`` whose one-step reach covers ``supp(mu)`` (ignoring independence): the
+    smallest, first in lexicographic order, while the sizes searched so far took at most
+    :data:`COVER_SEARCH` candidates; past that budget (set cover is NP-hard: at 40 states a
+    cover of 10 would mean 8.5e8 candidates) the greedy cover (most new targets first, ties to
+    the lower state), which covers ``supp(mu)`` but need not be smallest; all states when
+    nothing covers it."""
     n = hmm.num_states
-    target = {h for row in _rows(hmm.mu) for h in range(n) if row[h] != 0}     # every class's support
+    target = frozenset(h for row in _rows(hmm.mu) for h in range(n) if row[h] != 0)   # every class's support
     if not target:
         return ()
+    reach = [frozenset(g for g in range(n) if hmm.A[g, h] != 0) & target for h in range(n)]
+    if not target <= frozenset().union(*reach):
+        return tuple(range(n))
+    tried = 0
     for k in range(1, n + 1):
+        size = math.comb(n, k)
+        if tried + size > COVER_SEARCH:
+            break
+        tried += size
         for B in itertools.combinations(range(n), k):
-            if target <= set(_reach(hmm, B)):
+            if frozenset().union(*(reach[h] for h in B)) == target:
                 return B
-    return tuple(range(n))
+    chosen, covered = [], frozenset()
+    while covered != target:
+        best = max(range(n), key=lambda h: (len(reach[h] - covered), -h))
+        chosen.append(best)
+        covered |= reach[best]
+    return tuple(sorted(chosen))
 
 
 def relaxed_36_witness(hmm: HMM, B=None) -> PromptWitness:
