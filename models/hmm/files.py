@@ -50,7 +50,8 @@ def read_text_file(path: str | Path, *, what: str = "file") -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise InstanceFileError(f"{path}: not UTF-8 text") from None
+        raise InstanceFileError(f"{path}: not UTF-8 text (instance files are JSON, or .npz by their "
+                                f"extension)") from None
 
 
 def read_json(path: str | Path) -> Any:

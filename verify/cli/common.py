@@ -52,9 +52,10 @@ def add_instance_options(p, *, sizes: bool = True) -> None:
     """``--hidden --vocab --memory --cells`` (a generated instance's sizes), ``--seed``, ``--hmm``."""
     if sizes:
         p.add_argument("--hidden", type=ascii_int, default=None, metavar="N",
-                       help="hidden states |H| of a generated instance, 1..1000 (default 25; memory HMMs: "
-                            "syntax states |S|, default 3)")
-        p.add_argument("--vocab", type=ascii_int, default=None, metavar="K", help="tokens |X|, 1..1000 (default 10)")
+                       help="hidden states |H| of a generated instance, 1..16384; above 1000 the "
+                            "block-sparse generator and the large path of theorems 3.3/3.6 (default 25; "
+                            "memory HMMs: syntax states |S|, default 3)")
+        p.add_argument("--vocab", type=ascii_int, default=None, metavar="K", help="tokens |X|, 1..10000 (default 10)")
         p.add_argument("--memory", type=ascii_int, default=None, metavar="M",
                        help="memory values |M|, 1..64 (memory theorems only)")
         p.add_argument("--cells", type=ascii_int, default=None, metavar="N",
