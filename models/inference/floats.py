@@ -20,12 +20,11 @@ Shapes: ``n`` sequences, ``t`` positions, ``H`` hidden states, ``X`` tokens.
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from ..exceptions import InputError, SequenceError
 from ..hmm.values import HMM, MemoryHMM
+from .scaling import _LOW, _rescale, largest, positive_min, single_thread_blas  # noqa: F401 (re-exported)
 
 __all__ = ["check_token_array", "float_arrays", "proper_embeddings", "single_thread_blas",
            "scaled_messages", "rescale_interval", "messages", "tau_normalized", "gbar", "conditionals",
@@ -37,21 +36,6 @@ def _normalize(v: np.ndarray) -> np.ndarray:
     """Rows of ``v`` divided by their sums; all-zero rows stay zero."""
     s = v.sum(axis=-1, keepdims=True)
     return v / np.where(s > 0, s, 1.0)
-
-
-_CONTROLLER = None
-
-
-def single_thread_blas():
-    """A context in which BLAS runs on one thread (a null context without threadpoolctl)."""
-    global _CONTROLLER
-    try:
-        if _CONTROLLER is None:
-            from threadpoolctl import ThreadpoolController
-            _CONTROLLER = ThreadpoolController()
-        return _CONTROLLER.limit(limits=1, user_api="blas")
-    except Exception:  # pragma: no cover - threadpoolctl missing or unable to act
-        return contextlib.nullcontext()
 
 
 def check_token_array(tokens, num_tokens: int) -> np.ndarray:
@@ -97,20 +81,6 @@ def proper_embeddings(hmm: HMM, tokens) -> np.ndarray:
     return float_arrays(hmm)[2][tokens]  # [n, t, H]
 
 
-def _rescale(v: np.ndarray, ones: np.ndarray, sums: np.ndarray | None = None) -> np.ndarray:
-    """Multiply each row of ``v`` (``[n, H]``, nonnegative, in place) by the power of two
-    ``2^-e`` that moves its sum into ``[1/2, 1)`` (so its maximum is in ``[1/(2H), 1)``); zero
-    rows stay zero. Exact unless a result is subnormal. Returns ``e`` (``[n]``). The sum is a
-    matrix-vector product (a reduction along a short axis is far slower in numpy), or the
-    row sums ``sums`` when the caller has them."""
-    _, e = np.frexp(v @ ones if sums is None else sums)   # [n]
-    v *= np.ldexp(1.0, -e)[:, None]
-    return e
-
-
-_LOW = 2.0 ** -256
-
-
 def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
     """How many steps messages may go between rescalings: each step shrinks a positive entry
     by at most ``a w`` (the smallest positive entries of ``A`` and of the embeddings), and
@@ -121,24 +91,6 @@ def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
     # most that factor per step, which must stay below 2^500 between rescalings as well
     per_step = max(per_step, np.log2(max(largest(table), 1.0)))
     return int(max(1, min(16, 500 // max(per_step, 1.0))))
-
-
-def _values(M):
-    """The stored values of a dense array or a scipy sparse array (its nonzeros)."""
-    return M.data if hasattr(M, "tocsr") else np.asarray(M)
-
-
-def positive_min(M) -> float:
-    """The smallest positive entry of a dense or sparse array (1.0 when there is none)."""
-    v = _values(M)
-    pos = v[v > 0]
-    return float(pos.min()) if pos.size else 1.0
-
-
-def largest(M) -> float:
-    """The largest entry of a dense or sparse array (0.0 for an empty or all-zero one)."""
-    v = _values(M)
-    return float(max(v.max(initial=0.0), 0.0))
 
 
 SPARSE_MIN_STATES, SPARSE_MAX_DENSITY = 128, 0.05

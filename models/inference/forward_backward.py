@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from .floats import _LOW, _rescale, largest, single_thread_blas
+from .scaling import _LOW, _rescale, largest, single_thread_blas
 
 __all__ = ["smoothed_products", "gemm_backend", "panel_rows", "PANEL_MIN_STATES", "PANEL_ROWS",
            "PANEL_BYTES", "TORCH_STATES", "GATHER_ONCE_MAX"]
