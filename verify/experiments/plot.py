@@ -130,8 +130,10 @@ def figure(name: str, summary: dict, records: list | None = None):
     for g in (summary.get("gate") or {}).get("trials", []):
         bound, failed, n = gate.get(g["setting"], (0.0, 0, 0))
         gate[g["setting"]] = (max(bound, g["bound"]), failed + (not g["passed"]), n + 1)
-    for x, (bound, failed, n) in gate.items():
-        ax.annotate(f"TV0 <= {bound:.3f}" + (f"\n{failed}/{n} out" if failed else ""), (x, bottom + 0.015),
+    for k, (x, (bound, failed, n)) in enumerate(sorted(gate.items())):
+        # alternate rows, so that the labels of neighbouring settings (|H| = 8, 10, 12) do not overlap
+        ax.annotate(f"TV0 <= {bound:.3f}" + (f"\n{failed}/{n} out" if failed else ""),
+                    (x, bottom + (0.015 if k % 2 == 0 else 0.04)),
                     ha="center", fontsize=6, color="red" if failed else "black")
     trials = max((r["trials"] for r in rows), default=0)
     exact_only = summary.get("models") == "exact"
