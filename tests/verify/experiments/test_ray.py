@@ -96,17 +96,26 @@ def test_a_hung_child_is_killed_and_fails_the_test():
         _run_bounded([sys.executable, "-c", "import signal; signal.pause()"], dict(os.environ), 2)
 
 
-def test_an_unreachable_cluster_is_one_input_error_in_seconds():
+@pytest.mark.parametrize("caller", ["experiments", "large path"])
+def test_an_unreachable_cluster_is_one_input_error_in_seconds(caller):
+    """Both users of --ray (Figure 3's jobs and the large path's sequence checks) go through
+    the same start-up, and both refuse a dead address before any work."""
     import socket
     import time
 
+    import numpy as np
+
     from headprompt.models.exceptions import InputError
     from headprompt.verify.experiments.ray_tasks import run_on_ray
+    from headprompt.verify.theorems.vanilla.scale_check import check_on_ray
 
     with socket.socket() as s:                  # a port nobody listens on once this socket closes
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     start = time.monotonic()
     with pytest.raises(InputError, match=rf"^--ray 127.0.0.1:{port}: cannot reach the Ray cluster there") as info:
-        run_on_ray([], f"127.0.0.1:{port}", lambda spec, result: None)
+        if caller == "experiments":
+            run_on_ray([], f"127.0.0.1:{port}", lambda spec, result: None)
+        else:
+            check_on_ray(None, [], None, np.zeros((0, 1), dtype=np.int64), True, f"127.0.0.1:{port}")
     assert time.monotonic() - start < 10 and "\n" not in str(info.value)

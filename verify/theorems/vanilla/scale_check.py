@@ -9,7 +9,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from ....models.exceptions import InputError, InternalError, LimitError
 from ....models.hmm.large import LargeHMM
 from ....models.hmm.task import label, labels
 from ....models.inference import bounds as ib
@@ -50,28 +49,9 @@ def check_on_ray(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool
     """:func:`check_sequences_large` split into Ray tasks (one chunk of sequences each; the model and the rows
     are put in the object store once); the columns are joined in input order, so every
     decision is the one a local run makes (each sequence is decided alone)."""
-    try:
-        import ray
-    except ImportError:
-        raise InputError('--ray: Ray is not installed; install the extra with pip install -e ".[cluster]"') from None
-    import os
+    from ...cluster import ray_session
 
-    from ...experiments.ray_tasks import _check_reachable
-
-    started = False
-    if not ray.is_initialized():
-        kwargs = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
-        try:
-            if address and address != "local":
-                _check_reachable(address)
-                ray.init(address=address, **kwargs)
-            else:
-                ray.init(num_cpus=os.cpu_count(), **kwargs)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            where = f"the Ray cluster at {address}" if address and address != "local" else "a local Ray instance"
-            raise InputError(f"--ray: cannot start or join {where} ({(str(exc).splitlines() or [''])[0]})") from None
-        started = True
-    try:
+    with ray_session(address) as ray:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         size = max(BATCH, -(-len(tokens) // (2 * workers)))
         remote = ray.remote(check_sequences_large)
@@ -83,9 +63,6 @@ def check_on_ray(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool
             parts.append(ray.get(ref))
             if progress is not None:
                 progress(len(parts[-1]["expected"]))
-    finally:
-        if started:
-            ray.shutdown()
     if not parts:
         return check_sequences_large(model, rows, lam, tokens, certified)
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
