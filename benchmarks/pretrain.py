@@ -54,7 +54,7 @@ from headprompt.models.mlm.pretrain import _optimizer, weight_average
 
 __all__ = ["matmul_peak", "flops_per_token", "measure", "recipe", "main"]
 
-RECIPES = ("scale", "large-batch", "cpu-before", "cpu-budget2500")
+RECIPES = ("scale", "large-batch", "cpu-before", "cpu-budget2500", "gpu-gate")
 
 
 def _sync(device: torch.device) -> None:
@@ -165,11 +165,17 @@ def full_pretraining(scale, pretrain_config, device: torch.device, *, minutes: f
 
 
 def to_gate(scale, pretrain_config, sizes: list[int], trials: int, device: torch.device,
-            progress: bool = True, first_trial: int = 0) -> list[dict]:
+            progress: bool = True, first_trial: int = 0, minutes: float | None = None) -> list[dict]:
     """Pretrain one MLM per ``(|H|, trial)``, trials ``first_trial .. first_trial + trials - 1``,
     on fig3-left's Appendix D HMMs (seed 0) with the stopping rule of ``pretrain_config``; the
-    steps, seconds, steps/s and gate of each."""
-    from headprompt.models.mlm.pretrain import pretrain
+    steps, seconds, steps/s and gate of each. With ``minutes``, a pretraining still running after
+    that long stops (``stopped = "time"``) and its row holds the gate checks made so far, read back
+    from the run's checkpoint (no final gate)."""
+    import tempfile
+    from pathlib import Path
+
+    from headprompt.models.mlm.cache import cache_key, read_checkpoint
+    from headprompt.models.mlm.pretrain import PretrainingPaused, pretrain
     from headprompt.verify.experiments.jobs import job_model
 
     rows = []
@@ -177,12 +183,27 @@ def to_gate(scale, pretrain_config, sizes: list[int], trials: int, device: torch
         for trial in range(first_trial, first_trial + trials):
             hmm = job_model({"data": "vanilla", "size": H, "seed": 0, "hmm_index": trial, "config": {}})
             t0 = time.perf_counter()
-            _, info = pretrain(hmm, scale.model, pretrain_config, seed=trial, device=device, progress=progress)
+            with tempfile.TemporaryDirectory() as tmp:
+                partial = Path(tmp) / "run.partial"
+                try:
+                    _, info = pretrain(hmm, scale.model, pretrain_config, seed=trial, device=device,
+                                       progress=progress, resume_path=partial if minutes else None,
+                                       time_limit=None if minutes is None else 60 * minutes)
+                except PretrainingPaused:
+                    saved = read_checkpoint(partial, cache_key(hmm, scale.model, pretrain_config, trial), device)
+                    state = saved["state"]
+                    history = state["gate_history"]
+                    last = history[-1] if history else [0, float("nan"), float("nan")]
+                    info = {"steps": state["step"], "stopped": "time", "seconds": state["seconds"],
+                            "gate": {"tv": last[1], "tv_first_bound": last[2], "passed": False},
+                            "gate_history": history}
             seconds = time.perf_counter() - t0
             rows.append({"hidden_states": H, "trial": trial, "steps": info["steps"], "stopped": info["stopped"],
                          "seconds": round(seconds, 1), "steps_per_second": round(info["steps"] / info["seconds"], 2),
                          "gate_tv": round(info["gate"]["tv"], 4), "passed": info["gate"]["passed"],
-                         "history": info["gate_history"]})
+                         "gate": info["gate"], "history": info["gate_history"],
+                         "losses": info.get("losses"), "final_loss": info.get("final_loss"),
+                         "unigram_entropy": info.get("unigram_entropy")})
             print(f"  |H| = {H}, trial {trial}: {info['steps']} steps ({info['stopped']}), {seconds:.0f} s, "
                   f"gate TV {info['gate']['tv']:.4f}", file=sys.stderr, flush=True)
     return rows
@@ -198,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model")
     parser.add_argument("--full", action="store_true", help="also run one whole pretraining with the quality gate")
-    parser.add_argument("--minutes", type=float, default=None, help="with --full: stop (and save) after this long")
+    parser.add_argument("--minutes", type=float, default=None, help="with --full or --to-gate: stop (and save) a pretraining after this long")
     parser.add_argument("--to-gate", default=None, metavar="SIZES",
                         help="also pretrain to the gate on Appendix D HMMs with these |H| (comma-separated)")
     parser.add_argument("--trials", type=int, default=1, help="with --to-gate: HMMs per size")
@@ -223,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         result["full"] = full_pretraining(scale, pc, device, minutes=args.minutes)
     if args.to_gate:
         result["to_gate"] = to_gate(scale, pc, [int(v) for v in args.to_gate.split(",")], args.trials, device,
-                                    progress=not args.json, first_trial=args.first_trial)
+                                    progress=not args.json, first_trial=args.first_trial, minutes=args.minutes)
     if args.json:
         print(json.dumps(result))
     else:

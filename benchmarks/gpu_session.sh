@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# One lent-GPU session (issue 26, item 9), run in the repository root of the device machine:
+# the CUDA tests, then a paper-scale (6 x 768 transformer) pretraining to the quality gate, then
+# the paper scale's throughput under both batch recipes, then a tiny Figure 3 through the command
+# line on CUDA. Every step has its own time limit, so a slow step cannot take the others with it.
+# Needs the wheels of the project, python-flint and hmmlearn in .whl/ (the device has no registry):
+#   pip wheel --no-deps -w .whl . ; pip download --no-deps --only-binary=:all: --python-version 3.12 ...
+# What comes back (at most 8 files, in $OUT): machine.txt, cuda-tests.txt, gate.json, throughput-*.json,
+# tiny-summary.json, log.txt.  GATE_MINUTES (default 4.5) caps the pretraining.
+set -u
+OUT=${OUT:-/tmp/headprompt-gpu}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+start=$(date +%s)
+stamp() { echo "== $(( $(date +%s) - start )) s: $*"; }
+
+stamp machine
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  python3 -c "import torch, numpy, flint, headprompt; print('torch', torch.__version__, '| cuda', torch.version.cuda, '|', torch.cuda.get_device_name(), '| numpy', numpy.__version__, '| flint', flint.__version__)"
+  nproc; } > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+
+stamp cuda tests
+timeout 180 python3 -m pytest -m cuda -q -p no:cacheprovider -o addopts="" tests/models/mlm/test_cuda.py \
+    > "$OUT/cuda-tests.txt" 2>&1; echo "pytest exit $?" >> "$OUT/cuda-tests.txt"
+tail -5 "$OUT/cuda-tests.txt"
+
+stamp paper-scale pretraining to the gate
+timeout $(python3 -c "print(int(60 * ${GATE_MINUTES:-4.5} + 90))") \
+    python3 -m benchmarks.pretrain --scale paper --recipe gpu-gate --device cuda --steps 20 \
+    --to-gate 30 --minutes "${GATE_MINUTES:-4.5}" --json > "$OUT/gate.json"
+echo "exit $?"
+
+stamp paper-scale throughput
+for r in scale large-batch; do
+    timeout 60 python3 -m benchmarks.pretrain --scale paper --recipe $r --device cuda --steps 50 --json \
+        > "$OUT/throughput-$r.json"; echo "$r exit $?"
+done
+
+stamp tiny Figure 3 on CUDA through the command line
+timeout 90 python3 -m headprompt.verify experiment fig3-left --scale tiny --device cuda --seed 5 \
+    --out /tmp/tiny --plan /tmp/tiny/plan.json --json > /dev/null; echo "exit $?"
+cp /tmp/tiny/summary.json "$OUT/tiny-summary.json" 2>/dev/null
+stamp done
