@@ -2,7 +2,7 @@
 
     python -m benchmarks.pretrain [--scale tiny|cpu|paper] [--recipe scale|large-batch|cpu-before]
                                   [--steps 30] [--device auto|cpu|cuda] [--compile] [--full]
-                                  [--to-gate 15,30 [--trials 1] [--first-trial 0]] [--json]
+                                  [--to-gate 15,30 [--trials 1] [--first-trial 0] [--minutes M]] [--json]
 
 The model FLOPs per token follow nanoGPT's estimate for a training step (forward + backward):
 ``6 N + 12 L T C`` with ``N`` the non-embedding parameters, ``L`` layers, ``T`` the context,
@@ -36,7 +36,8 @@ is the cpu scale as it was before issue 18 (no weight average, stop at TV 0.04 o
 2,500 steps); ``--recipe cpu-budget2500`` the weight-averaged scale with its first budget of
 2,500 steps; ``--recipe scale`` the scale as is (5,000 steps).
 
-Not yet measured on a GPU (no GPU was available to this project's sessions so far).
+Measured on one H200 (2026-11-26): ``benchmarks/results/gpu/README.md`` (``--recipe gpu-gate``
+and ``gpu-gate-lr5e-4`` pretrain the paper scale to the position-0 gate; neither reached it).
 """
 
 from __future__ import annotations
