@@ -78,22 +78,39 @@ def exact_matvec(mat: sparse.csc_array, den: np.ndarray, x: np.ndarray) -> tuple
     scale = np.array([d // int(v) for v in den.tolist()], dtype=object)
     xs = np.asarray(x, dtype=object) * scale                        # x_h * d / den_h
     csr = mat.tocsr()
-    prod = csr.data.astype(object) * xs[csr.indices]
-    y = np.zeros(mat.shape[0], dtype=object)
-    rows = np.flatnonzero(np.diff(csr.indptr))
-    if rows.size:
-        y[rows] = np.add.reduceat(prod, csr.indptr[rows])
-    return y, d
+    return _sparse_dot(csr.data, csr.indices, csr.indptr, xs), d
 
 
 def exact_rmatvec(mat: sparse.csc_array, den: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(y, den)`` with ``(M^T x)_h = y_h / den_h`` exactly (``x`` Python integers)."""
-    prod = mat.data.astype(object) * np.asarray(x, dtype=object)[mat.indices]
-    y = np.zeros(mat.shape[1], dtype=object)
-    cols = np.flatnonzero(np.diff(mat.indptr))
-    if cols.size:
-        y[cols] = np.add.reduceat(prod, mat.indptr[cols])
-    return y, den
+    return _sparse_dot(mat.data, mat.indices, mat.indptr, np.asarray(x, dtype=object)), den
+
+
+_DOT_CHUNK = 1 << 16    # nonzeros whose big-integer products are held at once (fewer for wide x)
+_DOT_BYTES = 1 << 27    # about this many bytes of products at once
+
+
+def _sparse_dot(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``y[j] = sum_k data[k] x[indices[k]]`` over ``k`` in ``indptr[j]:indptr[j + 1]``, exactly
+    (Python integers), for the rows of a CSR or the columns of a CSC array. The products are
+    formed a chunk at a time (:data:`_DOT_CHUNK` nonzeros, fewer so that a chunk holds about
+    :data:`_DOT_BYTES`), so memory stays at one chunk's products when ``x`` holds integers of thousands of digits (a witness over a large dense block
+    of ``W``), not at ``nnz`` of them."""
+    y = np.zeros(len(indptr) - 1, dtype=object)
+    lines = np.flatnonzero(np.diff(indptr))
+    width = max((abs(int(v)).bit_length() for v in x.tolist()), default=0) // 8 + 64     # bytes per product
+    chunk = max(1, min(_DOT_CHUNK, _DOT_BYTES // width))
+    start = 0
+    while start < lines.size:
+        # the lines whose nonzeros fit in one chunk (at least one line)
+        stop = int(np.searchsorted(indptr[lines + 1], indptr[lines[start]] + chunk, side="right"))
+        stop = max(stop, start + 1)
+        part = lines[start:stop]
+        lo, hi = int(indptr[part[0]]), int(indptr[part[-1] + 1])
+        prod = data[lo:hi].astype(object) * x[indices[lo:hi]]
+        y[part] = np.add.reduceat(prod, indptr[part] - lo)
+        start = stop
+    return y
 
 
 def dyadic_columns(values: np.ndarray, *, bits: int = RATIONAL_BITS, prune_below: float = 0.0) -> tuple[np.ndarray, float]:

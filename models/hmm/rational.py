@@ -135,7 +135,12 @@ def format_fraction(value: Fraction) -> str:
     ('-1/2', '3')
     """
     value = Fraction(value)
-    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    p, q = value.numerator, value.denominator
+    if max(p.bit_length(), q.bit_length()) > 4096:      # CPython's int -> str is quadratic: flint's is not
+        import flint
+
+        p, q = flint.fmpz(p), flint.fmpz(q)
+    return str(p) if q == 1 else f"{p}/{q}"
 
 
 def format_array(arr: Any) -> Any:

@@ -31,8 +31,10 @@ from ....models.hmm.linalg import column_blocks, integer_columns_independent
 __all__ = ["check_31_large", "check_32_large", "check_35_large", "independent_states", "head_for",
            "MAX_BLOCK_COLUMNS", "MAX_GREEDY"]
 
-MAX_BLOCK_COLUMNS = 600
-"""Columns of one block of ``W`` whose independence or pseudo-inverse is computed exactly."""
+MAX_BLOCK_COLUMNS = 1500
+"""Columns of one block of ``W`` whose independence or pseudo-inverse is computed exactly (a dense
+fitted ``W`` is one block of every column: at 1,500 columns and 2,000 tokens the exact head takes
+about 3.5 minutes and 1.3 GB, ``benchmarks/results/scale/unseen.md``)."""
 
 MAX_GREEDY = 16384
 """States of ``supp(mu)`` the greedy basis-set search covers (each step checks only the blocks of
@@ -209,21 +211,37 @@ def head_for(model: LargeHMM, states: list[int], coeff: dict[int, Fraction]) -> 
         block = [states[c] for c in cols]
         if all(coeff.get(h, 0) == 0 for h in block):
             continue
-        where = {r: i for i, r in enumerate(rows)}
-        N = flint.fmpz_mat(len(rows), len(block))
-        for j, h in enumerate(block):
-            for r, v in zip(W.indices[W.indptr[h]:W.indptr[h + 1]].tolist(), W.data[W.indptr[h]:W.indptr[h + 1]].tolist()):
-                N[where[r], j] = int(v)
+        sub = W[:, np.asarray(block, dtype=np.int64)][np.asarray(rows, dtype=np.int64)]   # rows x block, CSC
+        N = flint.fmpz_mat(len(rows), len(block), [int(v) for v in sub.toarray().ravel().tolist()])
         scaled = [Fraction(coeff.get(h, 0)) * int(model.dW[h]) for h in block]
         rhs = flint.fmpq_mat(len(block), 1, [flint.fmpq(v.numerator, v.denominator) for v in scaled])
-        z = flint.fmpq_mat(N.transpose() * N).solve(rhs)
+        # Dixon's p-adic lifting: the Gram matrix of a dense block of a fitted W has entries of 70
+        # bits and the solution thousands of digits, where fraction-free elimination is slower
+        z = flint.fmpq_mat(N.transpose() * N).solve(rhs, algorithm="dixon")
         bz = flint.fmpq_mat(N) * z
-        vals = [Fraction(int(bz[i, 0].p), int(bz[i, 0].q)) for i in range(len(rows))]
-        d = math.lcm(*(v.denominator for v in vals))
-        groups.append((rows, [v.numerator * (d // v.denominator) for v in vals], d))
-        for r, v in zip(rows, vals):
-            b[r] = v
+        # one denominator per block, and the reduced fractions as they are (flint keeps them
+        # coprime): no gcd of numbers of thousands of digits in Python
+        entries = [bz[i, 0] for i in range(len(rows))]
+        d = flint.fmpz(1)
+        for v in entries:
+            d = d.lcm(v.q)
+        groups.append((rows, [int(v.p * (d // v.q)) for v in entries], int(d)))
+        for r, v in zip(rows, entries):
+            b[r] = _coprime_fraction(int(v.p), int(v.q))
     return b, groups
+
+
+def _coprime_fraction(p: int, q: int) -> Fraction:
+    """``Fraction(p, q)`` for ``p, q`` already coprime (``q > 0``), without a gcd of numbers of
+    thousands of digits where the running Python allows it (``_from_coprime_ints`` from 3.12,
+    ``_normalize=False`` before); the public constructor otherwise."""
+    make = getattr(Fraction, "_from_coprime_ints", None)
+    if make is not None:
+        return make(p, q)
+    try:
+        return Fraction(p, q, _normalize=False)
+    except TypeError:                      # pragma: no cover - a Python with neither
+        return Fraction(p, q)
 
 
 def head_weights_large(model: LargeHMM, groups: list) -> list[Fraction]:

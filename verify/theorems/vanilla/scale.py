@@ -21,6 +21,7 @@ import numpy as np
 
 from ....models.exceptions import InputError, LimitError, ValidationError
 from ....models.hmm.large import LargeHMM
+from ....models.hmm.rational import format_fraction
 from ....models.inference.sparse import BATCH, posterior_h0_large, sample_large
 from ..common import MAX_SECONDS, label_counts, settle_verdict
 from . import scale_check
@@ -44,6 +45,8 @@ _KERNEL_RATE = 3.6e-9         # per sequence, position and (nnz(A) + 2 |H|)
 _BUILD_RATE = 1.2e-6          # building and checking the model: per nonzero of A and W
 _DENSE_RATE = 4e-10           # a dense A (GEMM kernel): per sequence, position and |H|^2
 _BLOCK_RATE = 1.5e-5          # Theorem 3.3, |H| <= |X|: blocks, ranks and the head over every column, per nnz(W)
+_SOLVE_RATE = 3.6e-8          # ... with a dense W (one block of every column): the exact head, per |H|^3
+                              # (1,100 states: 70 s, 1,500: 205 s, on an idle core)
 
 
 def use_scale_path(args) -> bool:
@@ -68,15 +71,20 @@ def _generated_nnz(hidden: int, vocab: int) -> tuple[int, int]:
 
 
 def estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: int, length: int, *,
-             all_columns: bool = False) -> dict:
+             all_columns: bool = False, three_three: bool = False) -> dict:
     """Estimated seconds and peak bytes of a run (decided from sizes alone); ``all_columns``:
-    Theorem 3.3 with ``|H| <= |X|``, whose rank proof and head cover every column of ``W``."""
+    Theorem 3.3 with ``|H| <= |X|``, whose rank proof and head cover every column of ``W``;
+    ``three_three``: Theorem 3.3 (else 3.6)."""
     dense = nnz_A > scale_check.DENSE_KERNEL_DENSITY * hidden * hidden
     kernel = (_DENSE_RATE * hidden * hidden if dense else _KERNEL_RATE * (nnz_A + 2 * hidden)) * sequences * length
     exact = scale_check.EXACT_RATE * (scale_check.CROSS_CHECKS + 2) * length * (nnz_A + nnz_W / max(vocab, 1) + hidden)
     seconds = 1.0 + _BUILD_RATE * (nnz_A + nnz_W) + kernel + exact + 2e-4 * POOL * length
     if all_columns:
         seconds += _BLOCK_RATE * nnz_W
+    if nnz_W > 0.25 * hidden * vocab and (all_columns or not three_three):
+        # a dense W is one block: the head's exact solve over W[:, H*] (every column for 3.3,
+        # at most min(|H|, |X|) for 3.6) is cubic in its columns; an upper bound for 3.6
+        seconds += _SOLVE_RATE * min(hidden, vocab) ** 3
     model_bytes = 64 * (nnz_A + nnz_W) + 400 * hidden + (16 * hidden * hidden if dense else 0)
     batch_bytes = 8 * BATCH * hidden * 8 + 8 * (sequences + POOL) * length * 2
     exact_bytes = 120 * nnz_W + 200 * hidden        # Python integers of W^T b and rows
@@ -237,7 +245,8 @@ def theorem_at_scale(args) -> dict:
     length = 8 if args.length is None else args.length
     samples = int(args.samples or 0)
     H, X, nnz_A, nnz_W = _sizes_before_work(args)
-    est = estimate(H, X, nnz_A, nnz_W, samples + ADVERSARIAL, length, all_columns=tid == "3.3" and H <= X)
+    est = estimate(H, X, nnz_A, nnz_W, samples + ADVERSARIAL, length, all_columns=tid == "3.3" and H <= X,
+                   three_three=tid == "3.3")
     _refuse_if_too_big(est, f"--samples {samples} at --length {length} on {H} hidden states and {X} tokens")
     model, instance, _ = _load(args)
     if tid == "3.3" and instance.get("source") == "generated" and H > X:
@@ -283,7 +292,7 @@ def theorem_at_scale(args) -> dict:
         coeff = {h: mu[h] * pi0[h] / pre[h] for h in states if mu[h] != 0}
         b, groups = head_for(model, states, coeff)
         u = None if tid == "3.3" else [1 if h in set(B) else 0 for h in range(H)]
-        report["witness"] = {**({"u": [str(v) for v in u]} if u is not None else {}), "b": [str(v) for v in b]}
+        report["witness"] = {**({"u": [str(v) for v in u]} if u is not None else {}), "b": [format_fraction(v) for v in b]}
         if tid == "3.6":
             report["witness"].update({"H_star": list(states), "B": list(B)})
         rows = _rows(model, groups, pre, Fraction(1))
