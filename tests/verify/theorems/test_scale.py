@@ -255,3 +255,29 @@ def test_the_python_api_takes_a_large_model():
     assert report.exit_code == 0 and report.data["mode"] == "certified"
     with pytest.raises(InputError, match="Theorems 3.3 and 3.6"):
         check(m, "4.3")
+
+
+def test_a_file_whose_sequence_checks_are_too_long_is_refused_only_once_its_assumptions_hold(tmp_path):
+    """The estimate of a file's whole run is over the limit (a million samples of length 64):
+    a model whose Assumption 3.5 fails is still answered (exit 3, the proof, no sequences); one
+    whose assumptions hold is refused with the estimate (exit 2, one line) before its witness."""
+    ok = tmp_path / "ok.npz"
+    made = _verify("theorem", "3.6", "--hidden", "1100", "--vocab", "60", "--samples", "10", "--length", "4",
+                   "--out", str(ok), "--json")
+    assert made.returncode == 0, made.stderr
+    bad = tmp_path / "bad.npz"
+    # the same file with every column of A on every state: each support has 1100 > |X| = 60
+    # states, so no basis set exists (written here with numpy, meta and basis-set hint dropped)
+    with np.load(ok) as z:
+        entries = {k: z[k] for k in z.files if k != "meta" and k != "A" and not k.startswith("A.")}
+    entries.update({"A": np.ones((1100, 1100), dtype=np.int64), "A.den": np.full(1100, 1100, dtype=np.int64)})
+    np.savez(bad, **entries)
+    big = ("--samples", "1000000", "--length", "64")
+    refused = _verify("theorem", "3.6", "--hmm", str(ok), *big)
+    assert refused.returncode == 2 and "the assumptions hold" in refused.stderr and "minutes (estimate)" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    answered = _verify("theorem", "3.6", "--hmm", str(bad), *big, "--json")
+    assert answered.returncode == 3, answered.stderr
+    report = json.loads(answered.stdout)
+    assert report["verdict"] == "assumptions-fail" and not report["assumptions"]["3.5"]["holds"]
+    assert report["sequences"] is None
