@@ -85,12 +85,15 @@ def estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: int, le
     if nnz_W > 0.25 * hidden * vocab and (all_columns or not three_three):
         # a dense W is one block: the head's exact solve over W[:, H*] (every column for 3.3,
         # at most min(|H|, |X|) for 3.6) is cubic in its columns; an upper bound for 3.6
-        after += _SOLVE_RATE * min(hidden, vocab) ** 3
+        solve = _SOLVE_RATE * min(hidden, vocab) ** 3
+        after += solve
+    else:
+        solve = 0.0
     seconds = before + after
     model_bytes = 64 * (nnz_A + nnz_W) + 400 * hidden + (16 * hidden * hidden if dense else 0)
     batch_bytes = 8 * BATCH * hidden * 8 + 8 * (sequences + POOL) * length * 2
     exact_bytes = 120 * nnz_W + 200 * hidden        # Python integers of W^T b and rows
-    return {"seconds": round(seconds, 1), "assumption_seconds": round(before, 1),
+    return {"seconds": round(seconds, 1), "assumption_seconds": round(before, 1), "solve_seconds": round(solve, 1),
             "bytes": int(model_bytes + batch_bytes + exact_bytes + 300 * 2 ** 20)}
 
 
@@ -98,8 +101,11 @@ def _refuse_if_too_big(est: dict, what: str, *, key: str = "seconds") -> None:
     """Refuse when the estimate's ``key`` (the whole run, or ``assumption_seconds``: the model
     and its assumptions alone) or its memory is over the limit."""
     if est[key] > MAX_SECONDS:
-        raise LimitError(f"{what} would take about {est['seconds'] / 60:.0f} minutes (estimate); the limit is "
-                         f"{MAX_SECONDS // 60} minutes (use fewer --samples or a shorter --length)")
+        advice = ("W is dense: the exact head over its linked columns, cubic in them, is most of it; give a model "
+                  "with block-sparse emissions" if key == "seconds" and est.get("solve_seconds", 0) > est[key] / 2
+                  else "use fewer --samples or a shorter --length")
+        raise LimitError(f"{what} would take about {est[key] / 60:.0f} minutes (estimate); the limit is "
+                         f"{MAX_SECONDS // 60} minutes ({advice})")
     if est["bytes"] > MAX_BYTES:
         raise LimitError(f"{what} would need about {est['bytes'] / 2 ** 30:.1f} GiB (estimate); the limit is "
                          f"{MAX_BYTES // 2 ** 30} GiB (use fewer --samples, or a sparser model)")

@@ -88,3 +88,15 @@ def test_big_fractions_print_as_cpython_prints_them():
             assert format_fraction(v) == (str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}")
     finally:
         sys.set_int_max_str_digits(old)
+
+
+def test_the_estimate_charges_a_dense_w_its_cubic_solve_and_says_so_when_it_refuses():
+    from headprompt.verify.theorems.vanilla import scale
+
+    sparse_w = scale.estimate(3000, 3000, 15000, 6000, 20, 8, all_columns=True, three_three=True)
+    dense_w = scale.estimate(3000, 3000, 15000, 3000 * 3000, 20, 8, all_columns=True, three_three=True)
+    assert sparse_w["solve_seconds"] == 0 and dense_w["solve_seconds"] == pytest.approx(3.6e-8 * 3000 ** 3, rel=1e-3)
+    assert dense_w["seconds"] > scale.MAX_SECONDS > dense_w["assumption_seconds"]
+    with pytest.raises(LimitError, match="W is dense"):
+        scale._refuse_if_too_big(dense_w, "this run")
+    scale._refuse_if_too_big(dense_w, "this run", key="assumption_seconds")       # the assumptions alone fit
