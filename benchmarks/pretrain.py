@@ -196,7 +196,8 @@ def to_gate(scale, pretrain_config, sizes: list[int], trials: int, device: torch
                     history = state["gate_history"]
                     last = history[-1] if history else [0, float("nan"), float("nan")]
                     info = {"steps": state["step"], "stopped": "time", "seconds": state["seconds"],
-                            "gate": {"tv": last[1], "tv_first_bound": last[2], "passed": False},
+                            "gate": {"tv": last[1], "tv_first_bound": last[2], "passed": False,
+                                     "from": "the last check on the stopping set (no final gate)"},
                             "gate_history": history}
             seconds = time.perf_counter() - t0
             rows.append({"hidden_states": H, "trial": trial, "steps": info["steps"], "stopped": info["stopped"],

@@ -94,8 +94,8 @@ def _sparse_dot(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, x: np
     """``y[j] = sum_k data[k] x[indices[k]]`` over ``k`` in ``indptr[j]:indptr[j + 1]``, exactly
     (Python integers), for the rows of a CSR or the columns of a CSC array. The products are
     formed a chunk at a time (:data:`_DOT_CHUNK` nonzeros, fewer so that a chunk holds about
-    :data:`_DOT_BYTES`), so memory stays at one chunk's products when ``x`` holds integers of thousands of digits (a witness over a large dense block
-    of ``W``), not at ``nnz`` of them."""
+    :data:`_DOT_BYTES`), so memory stays at one chunk's products when ``x`` holds integers of
+    thousands of digits (a witness over a large dense block of ``W``), not at ``nnz`` of them."""
     y = np.zeros(len(indptr) - 1, dtype=object)
     lines = np.flatnonzero(np.diff(indptr))
     width = max((abs(int(v)).bit_length() for v in x.tolist()), default=0) // 8 + 64     # bytes per product

@@ -281,3 +281,15 @@ def test_a_file_whose_sequence_checks_are_too_long_is_refused_only_once_its_assu
     report = json.loads(answered.stdout)
     assert report["verdict"] == "assumptions-fail" and not report["assumptions"]["3.5"]["holds"]
     assert report["sequences"] is None
+
+
+def test_only_a_given_model_with_quick_assumptions_defers_its_refusal():
+    from headprompt.verify.theorems.vanilla.scale import DEFER_SECONDS, refusal_stage
+
+    quick, slow = {"assumption_seconds": 2.0}, {"assumption_seconds": DEFER_SECONDS + 1}
+    generated = types.SimpleNamespace(hmm=None, model=None)
+    from_file = types.SimpleNamespace(hmm="m.npz", model=None)
+    from_api = types.SimpleNamespace(hmm=None, model=object())
+    assert refusal_stage(generated, quick) == "seconds"
+    assert refusal_stage(from_file, quick) == refusal_stage(from_api, quick) == "assumption_seconds"
+    assert refusal_stage(from_file, slow) == refusal_stage(from_api, slow) == "seconds"

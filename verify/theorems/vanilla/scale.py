@@ -97,6 +97,22 @@ def estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: int, le
             "bytes": int(model_bytes + batch_bytes + exact_bytes + 300 * 2 ** 20)}
 
 
+DEFER_SECONDS = 60.0
+"""A given model's over-limit run is refused after its assumptions are decided only when that
+stage is estimated at most this long (SPEC: refusals come before any long computation)."""
+
+
+def refusal_stage(args, est: dict) -> str:
+    """Which estimate decides the refusal before any work: ``"seconds"`` (the whole run) for a
+    generated model, which satisfies its assumptions by construction, and for a given model
+    (file or Python object) whose assumptions alone would take over :data:`DEFER_SECONDS`;
+    otherwise ``"assumption_seconds"``: the assumptions are decided first, and an over-limit
+    witness-and-sequences stage is refused once they hold (when one fails, by counting say,
+    the proof is reported and nothing more is run)."""
+    given = args.hmm is not None or getattr(args, "model", None) is not None
+    return "assumption_seconds" if given and est["assumption_seconds"] <= DEFER_SECONDS else "seconds"
+
+
 def _refuse_if_too_big(est: dict, what: str, *, key: str = "seconds") -> None:
     """Refuse when the estimate's ``key`` (the whole run, or ``assumption_seconds``: the model
     and its assumptions alone) or its memory is over the limit."""
@@ -259,10 +275,7 @@ def theorem_at_scale(args) -> dict:
     est = estimate(H, X, nnz_A, nnz_W, samples + ADVERSARIAL, length, all_columns=tid == "3.3" and H <= X,
                    three_three=tid == "3.3")
     what = f"--samples {samples} at --length {length} on {H} hidden states and {X} tokens"
-    # a generated model satisfies its assumptions by construction: refused before any work. A
-    # file's assumptions are decided first and cost little; its witness and sequences, if too
-    # long, are refused once they hold (when one fails, by counting say, nothing more is run)
-    _refuse_if_too_big(est, what, key="assumption_seconds" if args.hmm else "seconds")
+    _refuse_if_too_big(est, what, key=refusal_stage(args, est))
     model, instance, _ = _load(args)
     if tid == "3.3" and instance.get("source") == "generated" and H > X:
         instance["how"] += f" (no instance can satisfy Assumption 3.1 with |H| = {H} > |X| = {X})"
