@@ -31,12 +31,14 @@ tail -5 "$OUT/cuda-tests.txt"
 stamp paper-scale pretraining to the gate: ${GATE_RECIPES:-gpu-gate}
 # Several recipes run side by side on the one GPU (each process's own throughput figure is then
 # shared-GPU, not a benchmark; the throughput step below measures alone).
+pids=()
 for r in ${GATE_RECIPES:-gpu-gate}; do
     timeout $(python3 -c "print(int(60 * ${GATE_MINUTES:-4.5} + 90))") \
         python3 -m benchmarks.pretrain --scale paper --recipe $r --device cuda --steps 5 \
         --to-gate 30 --minutes "${GATE_MINUTES:-4.5}" --json > "$OUT/gate-$r.json" 2> "/tmp/gate-$r.err" &
+    pids+=($!)
 done
-wait
+wait "${pids[@]}"     # not a bare wait: that also waits for the tee above, which never ends
 for r in ${GATE_RECIPES:-gpu-gate}; do echo "$r: $(tail -c 300 /tmp/gate-$r.err)"; done
 
 [ -n "${SKIP_EXTRAS:-}" ] && { stamp done; exit 0; }

@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     import matplotlib.pyplot as plt
 
     labels = args.labels.split(",") if args.labels else None
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(10, 4))
     for i, path in enumerate(args.files):
         with open(path) as fh:
             run = json.load(fh)
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     ax.set_xlabel("pretraining step")
     ax.set_ylabel("TV to the exact $G_0$ (stopping set)")
     ax.set_ylim(0, None)
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: the curves fill the axes
     fig.tight_layout()
     fig.savefig(args.out, dpi=130)
     print(f"wrote {args.out}")
