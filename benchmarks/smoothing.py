@@ -297,6 +297,8 @@ def main() -> int:
         check[H] = row
 
     # ---- timed runs, interleaved in a shuffled order --------------------------------------
+    peak = dgemm_peak()        # this core's float64 GEMM peak, the ceiling of every library's products
+    log(f"one-thread DGEMM peak: " + ", ".join(f"{k} {v / 1e9:.1f} GFLOP/s" for k, v in peak.items()))
     plan = [(H, name, r) for H, c in cases.items() for name in c["fns"] for r in range(repeats[H])]
     random.Random(args.seed).shuffle(plan)
     times: dict = {H: {name: [] for name in c["fns"]} for H, c in cases.items()}
@@ -326,6 +328,7 @@ def main() -> int:
             "ratio_vs_ours_h0": {p: med[p] / med["ours-h0"] for p in PEERS if p in med},
             "times_s": times[H],
             "max_abs_diff_vs_ours": check[H],
+            "gemm_flops": gemm_flops(H, c["n"], T),
         })
     result = {
         "benchmark": "benchmarks/smoothing.py",
@@ -341,7 +344,7 @@ def main() -> int:
         "load_average_before_after": [load_before, load_after],
         "timed_wall_s": time.perf_counter() - t_start,
         "notes": notes, "correctness_tolerance_hmmlearn": TOL, "correctness_failed": failed,
-        "rows": rows,
+        "rows": rows, "dgemm_peak_flops": peak,
     }
     table = _table(result)
     if args.save:
@@ -357,6 +360,50 @@ def main() -> int:
         log("CORRECTNESS FAILED: " + "; ".join(failed))
         return 1
     return 0
+
+
+def gemm_flops(H: int, n: int, t: int) -> float:
+    """Floating-point operations of the products of one forward-backward smoothing of ``n``
+    sequences of ``t`` tokens on ``H`` states: ``t`` forward and ``t - 1`` backward products of
+    ``[H, H] x [H, n]``, ``2 H^2 n`` each (every library here does these; the elementwise work
+    is O(H n) per step and left out)."""
+    return 2.0 * H * H * n * (2 * t - 1)
+
+
+def dgemm_peak(size: int = 2000, repeats: int = 5) -> dict:
+    """Best one-thread float64 GEMM rate (FLOP/s) of numpy's BLAS and, if importable, torch's,
+    on ``size x size`` matrices: the ceiling of any kernel that does the smoothing's products
+    on one core of this machine."""
+    from threadpoolctl import threadpool_limits
+
+    import numpy as np
+
+    a, b = np.random.default_rng(0).random((2, size, size))
+    out = {}
+    with threadpool_limits(1):
+        runs = {"numpy": lambda: a @ b}
+        try:
+            import torch
+            ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+            runs["torch"] = lambda: ta @ tb
+        except ImportError:
+            pass
+        for name, fn in runs.items():
+            if name == "torch":
+                before = torch.get_num_threads()
+                torch.set_num_threads(1)
+            fn()
+            best = min(_timed(fn) for _ in range(repeats))
+            if name == "torch":
+                torch.set_num_threads(before)
+            out[name] = 2.0 * size ** 3 / best
+    return out
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def _ours_gemm(H: int, pools: list) -> str:
@@ -414,6 +461,19 @@ def _table(res: dict) -> str:
                 "pomegranate, and ours where 'ours: torch'); ours-h0 always runs on numpy's OpenBLAS"]
     out += ["OpenBLAS environment of this run: " + (", ".join(f"{k}={v}" for k, v in env.items())
                                                        if env else "not recorded")]
+    peak = res.get("dgemm_peak_flops")
+    if peak and "dynamax" in peers:
+        top = max(peak.values())
+        out += ["", f"the products' share of this core's one-thread DGEMM peak ({', '.join(f'{k} {v / 1e9:.1f}' for k, v in peak.items())} "
+                    "GFLOP/s, measured in this run; 2 H^2 n (2T - 1) flops per batch):",
+                f"{'|H|':>5} {'GFLOP':>7} {'ours-all':>9} {'dynamax':>9} {'1.5x dynamax needs':>19}"]
+        for r in res["rows"]:
+            f, med = r.get("gemm_flops"), r["median_s"]
+            if f is None or "dynamax" not in med:
+                continue
+            need = 1.5 * f / med["dynamax"] / top
+            out.append(f"{r['H']:>5} {f / 1e9:>7.2f} {f / med['ours-all'] / top:>9.0%} {f / med['dynamax'] / top:>9.0%} "
+                       f"{need:>18.0%}{'  (above the peak: no float64 kernel doing these products can)' if need > 1 else ''}")
     out += ["", "max |difference| against ours (P[H_1|x] / all T marginals / derived P[H_0|x]):"]
     for r in res["rows"]:
         d = r["max_abs_diff_vs_ours"]
