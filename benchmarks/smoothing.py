@@ -319,7 +319,7 @@ def main() -> int:
     for H, c in cases.items():
         med = {name: statistics.median(ts) for name, ts in times[H].items()}
         rows.append({
-            "H": H, "X": c["X"], "T": T, "n": c["n"], "ours_gemm": _ours_gemm(H, pools),
+            "H": H, "X": c["X"], "T": T, "n": c["n"], "ours_gemm": _ours_gemm(H, pools, c["n"]),
             "median_s": med,
             "us_per_seq": {k: v / c["n"] * 1e6 for k, v in med.items()},
             "min_s": {k: min(v) for k, v in times[H].items()},
@@ -406,9 +406,15 @@ def _timed(fn) -> float:
     return time.perf_counter() - t0
 
 
-def _ours_gemm(H: int, pools: list) -> str:
-    """Whose GEMM ``posterior_marginals`` ran on at ``H`` states (its dense fused kernel)."""
+def _ours_gemm(H: int, pools: list, n: int | None = None) -> str:
+    """Whose GEMM ``posterior_marginals`` ran on at ``H`` states and ``n`` sequences (its dense
+    fused kernel)."""
     from headprompt.models.inference import forward_backward as fb
+    from headprompt.models.inference import streamed
+
+    if n is not None and streamed.use_streamed(H, n):
+        import numba
+        return f"numba {numba.__version__}, one read of A per step (models/inference/streamed.py)"
 
     rows = fb.panel_rows(H)
     panels = f", panels of {rows} rows" if rows < H else ""

@@ -1,7 +1,9 @@
 """Independent oracles: brute-force sums over all hidden paths, in exact Fractions.
 
 Nothing here uses message passing or the package's inference code; only the model value types
-are read. Use on tiny instances (cost ``|H|^(t+1)`` per call).
+are read. Use on tiny instances (cost ``|H|^(t+1)`` per call). The one exception is
+:func:`hmmlearn_marginals`: hmmlearn's own forward-backward, an independent library, for sizes
+where path sums are out of reach.
 """
 
 from __future__ import annotations
@@ -179,3 +181,20 @@ def vanilla_decisions(hmm, theorem, b, u, sequences):
         out[tuple(seq)] = (int(sum(m * p for m, p in zip(hmm.mu, post)) >= 0),
                            int(sum(Fraction(x) * y for x, y in zip(b, g)) >= 0))
     return out
+
+
+def hmmlearn_marginals(hmm, tokens):
+    """P[H_1..T | x] for a batch ``tokens`` ``[n, T]`` from hmmlearn's float64 forward-backward
+    (``implementation="scaling"``; an independent library, skipped when not installed), with the
+    package's convention mapped to hmmlearn's: ``startprob_ = A pi0``, ``transmat_ = A^T``."""
+    import pytest
+
+    hmmlearn = pytest.importorskip("hmmlearn.hmm")
+    from headprompt.models.inference.floats import float_arrays
+
+    A, AT, W, pi0 = float_arrays(hmm)
+    model = hmmlearn.CategoricalHMM(n_components=hmm.num_states, n_features=hmm.num_tokens,
+                                    init_params="", params="", implementation="scaling")
+    model.startprob_, model.transmat_, model.emissionprob_ = A @ pi0, AT.copy(), W.T.copy()
+    n, t = tokens.shape
+    return model.predict_proba(tokens.reshape(-1, 1), [t] * n).reshape(n, t, -1)

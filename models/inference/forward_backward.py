@@ -13,7 +13,10 @@ and the backward step ``t - 2 - k`` (they are independent), and:
 - each message goes straight into the one ``[t, H, n]`` output (the second factor of a position
   is multiplied into it): no separate ``alpha`` or ``beta`` arrays; sequences are columns, so a
   panel's rows of ``A alpha`` are contiguous;
-- the products run on one thread, on numpy's GEMM (OpenBLAS in the wheels), or for the sizes
+- from :data:`streamed.STREAMED_MIN_STATES` states with few sequences, and numba installed,
+  both products of a step run in one compiled pass over the rows of ``A``
+  (:mod:`.streamed`: the step costs about one read of ``A`` from memory);
+- otherwise the products run on one thread, on numpy's GEMM (OpenBLAS in the wheels), or for the sizes
   :data:`TORCH_STATES` on torch's CPU GEMM (MKL in the x86 wheels), which was faster there on
   this project's machine (Intel Xeon, AVX-512; ``benchmarks/results/smoothing/README.md``);
 - with few states the embeddings of all positions are gathered in one call, and the loop makes
@@ -31,6 +34,7 @@ import warnings
 
 import numpy as np
 
+from . import streamed
 from .scaling import _LOW, _rescale, largest, single_thread_blas
 
 __all__ = ["smoothed_products", "gemm_backend", "panel_rows", "PANEL_MIN_STATES", "PANEL_ROWS",
@@ -155,7 +159,10 @@ def smoothed_products(A: np.ndarray, AT: np.ndarray, pi0: np.ndarray, table: np.
 
     torch_ctx = _torch_one_thread() if gemm_backend(H) == "torch" else contextlib.nullcontext()
     with single_thread_blas(), torch_ctx as torch:
-        pair = _pair_products(A, AT, panel_rows(H), p, y, torch)
+        if streamed.use_streamed(H, n):              # one compiled read of A for both products
+            pair = streamed.streamed_pair(A, p, y)
+        else:
+            pair = _pair_products(A, AT, panel_rows(H), p, y, torch)
         for k in range(t):
             # a = alpha_{k-1}, b = beta_{jb+1}; computed now: alpha_k and beta_jb (jb = t-2-k).
             # Before the passes meet, each message goes straight into its post[j]; from then on

@@ -11,6 +11,7 @@ from headprompt.models.generate.strategies import hmms, token_sequences
 from headprompt.models.inference import exact as ie
 from headprompt.models.inference import floats as iff
 from headprompt.models.inference import forward_backward as fb
+from tests.oracle import hmmlearn_marginals
 
 
 @settings(max_examples=60, deadline=None)
@@ -28,16 +29,6 @@ def test_marginals_match_exact_posteriors(data):
         np.testing.assert_allclose(ours[r], exact, atol=1e-12)
 
 
-def _hmmlearn(hmm, tokens):
-    hmmlearn = pytest.importorskip("hmmlearn.hmm")
-    A, AT, W, pi0 = iff.float_arrays(hmm)
-    model = hmmlearn.CategoricalHMM(n_components=hmm.num_states, n_features=hmm.num_tokens,
-                                    init_params="", params="", implementation="scaling")
-    model.startprob_, model.transmat_, model.emissionprob_ = A @ pi0, AT.copy(), W.T.copy()
-    n, t = tokens.shape
-    return model.predict_proba(tokens.reshape(-1, 1), [t] * n).reshape(n, t, -1)
-
-
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 @pytest.mark.parametrize("rows", [None, 7])                 # all of A, or panels (7 does not divide 30)
 @pytest.mark.parametrize("gather_once", [True, False])
@@ -48,15 +39,16 @@ def test_every_configuration_matches_hmmlearn(monkeypatch, backend, rows, gather
     monkeypatch.setattr(fb, "GATHER_ONCE_MAX", 1 << 30 if gather_once else 0)
     hmm = appendix_d_hmm(30, 6, rng=np.random.default_rng(length))
     tokens, _ = sample(hmm, 3, length, rng=np.random.default_rng(length + 1))
-    np.testing.assert_allclose(iff.posterior_marginals(hmm, tokens), _hmmlearn(hmm, tokens), atol=1e-12)
+    np.testing.assert_allclose(iff.posterior_marginals(hmm, tokens), hmmlearn_marginals(hmm, tokens), atol=1e-12)
 
 
 def test_large_model_with_the_default_configuration_matches_hmmlearn():
-    """1,100 states: torch's GEMM by panels of A (the large-model path as shipped)."""
+    """1,100 states as shipped: the compiled one-read kernel when numba is installed (else
+    torch's GEMM by panels of A; that fallback is tested in test_streamed.py)."""
     hmm = appendix_d_hmm(1100, 20, rng=np.random.default_rng(11))
     assert fb.gemm_backend(1100) == "torch" and fb.panel_rows(1100) < 1100
     tokens, _ = sample(hmm, 2, 9, rng=np.random.default_rng(12))
-    np.testing.assert_allclose(iff.posterior_marginals(hmm, tokens), _hmmlearn(hmm, tokens), atol=1e-12)
+    np.testing.assert_allclose(iff.posterior_marginals(hmm, tokens), hmmlearn_marginals(hmm, tokens), atol=1e-12)
 
 
 def test_rescaling_keeps_long_sequences_exact_in_ratio(monkeypatch):
@@ -69,7 +61,7 @@ def test_rescaling_keeps_long_sequences_exact_in_ratio(monkeypatch):
     monkeypatch.setattr(fb, "_rescale", lambda *a: calls.append(1) or rescale(*a))
     ours = iff.posterior_marginals(hmm, tokens)
     assert len(calls) >= 2 and np.all(np.isfinite(ours))     # each pass fell below 2^-256 at least once
-    np.testing.assert_allclose(ours, _hmmlearn(hmm, tokens), atol=1e-10)
+    np.testing.assert_allclose(ours, hmmlearn_marginals(hmm, tokens), atol=1e-10)
 
 
 def test_sparse_model_keeps_the_two_pass_kernel():
@@ -83,4 +75,4 @@ def test_sparse_model_keeps_the_two_pass_kernel():
     hmm = HMM.create(sparse_transitions(200, 6, rng=rng).astype(float), base.W, base.pi0, exact=False)
     assert not iff._dense_kernel(hmm)
     tokens, _ = sample(hmm, 3, 20, rng=np.random.default_rng(16))
-    np.testing.assert_allclose(iff.posterior_marginals(hmm, tokens), _hmmlearn(hmm, tokens), atol=1e-12)
+    np.testing.assert_allclose(iff.posterior_marginals(hmm, tokens), hmmlearn_marginals(hmm, tokens), atol=1e-12)
