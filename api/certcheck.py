@@ -609,8 +609,10 @@ def _same_ints(printed, values) -> bool:
 def _labels_printed(row, star, got, where):
     for key, value in (("F_star", star), ("F", got)):
         v = _field(row, key, where)
-        if isinstance(v, bool) or not isinstance(v, int) or v != value:
-            raise Rejected(f"{where}: labels: {key} is {value}, not the printed {str(v)[:20]}")
+        if isinstance(v, bool) or not isinstance(v, int):     # a type error, not a false claim
+            raise Unreadable(f"{where}.{key}: expected a JSON integer label, found {json.dumps(v)[:20]}")
+        if v != value:
+            raise Rejected(f"{where}: labels: {key} is {value}, not the printed {v}")
 
 
 def _assumption_names(block, theorem):
@@ -840,28 +842,31 @@ def no_prompt_and_head(inst, entry, where):
             f"{len(set(seqs))} sequences")
 
 
-def is_construction(inst, theorem, b_rows, u) -> bool:
+def is_construction(inst, theorem, b_rows, u) -> bool | None:
     """Whether the witness is exactly the paper's construction (SPEC section 1's reading), from
     the re-derived left inverse: 3.3 ``b_c = mu_c^T diag(P[H_0] / P[H_1]) W^+``; 3.6 ``u = 1_B``
     and ``b_c = mu_c,H*^T diag(P[H_0] / c)_H* (W_:,H*)^+`` with ``c = A (u ⊙ P[H_1])``. The left
-    inverse must be the Moore-Penrose one: ``W_S L`` symmetric (with ``L W_S = I``)."""
+    inverse must be the Moore-Penrose one: ``W_S L`` symmetric (with ``L W_S = I``). ``None``
+    when this cannot be decided from the certificate: no left inverse, one that is not the
+    Moore-Penrose one, a prompt that is not ``1_B`` for the certificate's ``B`` (the
+    construction with another basis set), a zero divisor, or too much work."""
     if theorem == "3.3" and "3.1" in inst.evidence:
         states, L = inst.evidence["3.1"]
         c = inst.pre("3.3", None)
     elif theorem == "3.6" and "3.5" in inst.evidence:
         states, L, B = inst.evidence["3.5"]
         if u != [Fraction(int(h in B)) for h in range(inst.n)]:
-            return False
+            return None
         c = inst.pre("3.6", u)
     else:
-        return False
+        return None
     if any(c[h] == 0 or inst.pi0[h] == 0 for h in states) or inst.m * inst.m * len(states) > LIMITS["matrix_work"]:
-        return False
+        return None
     Li, _ = scaled_rows(L)
     WL = [[sum(inst.Wint[x][h] * Li[i][y] for i, h in enumerate(states)) for y in range(inst.m)]
           for x in range(inst.m)]
     if any(WL[x][y] != WL[y][x] for x in range(inst.m) for y in range(x)):
-        return False
+        return None
     for mu, b in zip(inst.mu, b_rows):
         coeff = [mu[h] * inst.pi0[h] / c[h] for h in states]
         if [sum(k * L[i][x] for i, k in enumerate(coeff) if k) for x in range(inst.m)] != b:
@@ -963,8 +968,13 @@ def _vanilla_theorem(cert, theorem, inst):
             bad.append(k)
     parts = "b" if theorem == "3.3" else "b, u"
     origin = _ORIGIN[source]
-    if source == "construction" and is_construction(inst, theorem, b_rows, u):
-        origin = "the paper's construction, re-derived from the certified left inverse"
+    if source == "construction":
+        status = is_construction(inst, theorem, b_rows, u)
+        if status is False:           # a false claim about whose witness this is: never accepted
+            raise Rejected("witness.source says \"construction\", but b is not the paper's construction "
+                           "re-derived from the certified Moore-Penrose left inverse (say \"given\")")
+        if status:
+            origin = "the paper's construction, re-derived from the certified left inverse"
     who = f"the witness ({parts}; {origin})"
     if verdict == "refuted":
         if not bad:
@@ -1403,15 +1413,18 @@ def _check(cert) -> str:
         raise Unreadable(f"not a {FORMAT} file (field \"format\")")
     version = cert.get("version")
     if isinstance(version, bool) or version != VERSION:
-        raise Unreadable(f"version {str(version)[:20]}: this checker reads version {VERSION} "
+        raise Unreadable(f"version {json.dumps(version)[:20]}: this checker reads "
+                         f"version {VERSION} (the JSON integer) "
                          "(rewrite the certificate with this headprompt's verify)")
     theorem = _field(cert, "theorem", "certificate")
-    if theorem not in THEOREMS:
+    if not isinstance(theorem, str) or theorem not in THEOREMS:
         raise Unreadable(f"theorem {str(theorem)[:20]!r}: expected one of {', '.join(THEOREMS)}")
     claim = _field(cert, "claim", "certificate")
+    if not isinstance(claim, str):
+        raise Unreadable("claim: expected theorem, no-linear-head or no-prompt-and-head (a string)")
     block = _field(cert, "instance", "certificate")
     kind = _field(block, "kind", "instance")
-    if kind not in ("hmm", "memory-hmm"):
+    if not isinstance(kind, str) or kind not in ("hmm", "memory-hmm"):
         raise Unreadable("instance.kind: expected \"hmm\" or \"memory-hmm\"")
     if kind != THEOREMS[theorem][0]:
         raise Rejected(f"Theorem {theorem} is about {'vanilla' if THEOREMS[theorem][0] == 'hmm' else 'memory-augmented'} "
@@ -1459,8 +1472,10 @@ def check_file(path: str) -> str:
 def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if len(args) != 1 or args[0] in ("-h", "--help"):
-        print("usage: python -m headprompt.certcheck FILE   (exit 0 accepted, 1 rejected or vacuous, 2 unreadable)")
-        return 0 if args and args[0] in ("-h", "--help") else 2
+        asked = bool(args) and args[0] in ("-h", "--help")
+        print("usage: python -m headprompt.certcheck FILE   (exit 0 accepted, 1 rejected or vacuous, 2 unreadable)",
+              file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
     try:
         print(check_file(args[0]))
         return 0

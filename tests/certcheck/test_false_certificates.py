@@ -138,9 +138,13 @@ def test_refuted_and_verified_say_whose_witness(certificates):
     assert "assumptions hold" in line and "a given witness" in line
     line = certcheck.check(copy.deepcopy(certificates["3.3"]))
     assert "the paper's construction, re-derived" in line and "every sequence x with Pr(x) > 0" in line
-    other = copy.deepcopy(certificates["3.3-refuted"])          # a given head labelled as the construction
-    other["witness"]["source"] = "construction"
-    assert "the paper's construction, as its writer says" in certcheck.check(other)
+    other = copy.deepcopy(certificates["3.3-refuted"])          # a given head labelled as the construction:
+    other["witness"]["source"] = "construction"                # provably not it, so a false claim
+    _refused(other, certcheck.Rejected, "is not the paper's construction")
+    unknown = copy.deepcopy(certificates["3.3"])               # no left inverse to re-derive it from:
+    del unknown["assumptions"]["3.1"]                          # then only the writer's word, said so
+    line = certcheck.check(unknown)
+    assert "the paper's construction, as its writer says" in line and "3.1 not certified" in line
     cert = copy.deepcopy(certificates["3.3-refuted"])
     del cert["assumptions"]["3.1"]                        # not established: the line must not say they hold
     line = certcheck.check(cert)

@@ -88,9 +88,25 @@ def test_lenient_numbers_are_refused(certificates, bad):
 def test_booleans_are_not_labels(certificates):
     cert = copy.deepcopy(certificates["3.3"])
     row = next(r for r in cert["sequences"] if r["F"] == 1)
-    row["F"] = True
-    with pytest.raises(certcheck.Rejected, match="F is 1"):
+    row["F"] = True                                   # a type error (exit 2), not a false label (exit 1)
+    with pytest.raises(certcheck.Unreadable, match="expected a JSON integer label, found true"):
         certcheck.check(cert)
+    row["F"] = 0                                      # a false label: rejected
+    with pytest.raises(certcheck.Rejected, match="F is 1, not the printed 0"):
+        certcheck.check(cert)
+
+
+@pytest.mark.parametrize("field, value", [("theorem", ["3.3"]), ("theorem", {"id": "3.3"}), ("claim", ["theorem"]),
+                                          ("version", "2")])
+def test_wrong_types_at_the_top_are_named(certificates, field, value):
+    """A forger audit: a list where the theorem id goes said 'unhashable type'; a string version
+    said 'version 2: this checker reads version 2'."""
+    cert = {**certificates["3.3"], field: value}
+    with pytest.raises(certcheck.Unreadable) as err:
+        certcheck.check(cert)
+    assert "unhashable" not in str(err.value) and (field in str(err.value) or "version" in str(err.value))
+    if field == "version":
+        assert '"2"' in str(err.value) and "JSON integer" in str(err.value)
 
 
 def test_an_older_format_is_unreadable(certificates):
