@@ -1473,23 +1473,44 @@ def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if len(args) != 1 or args[0] in ("-h", "--help"):
         asked = bool(args) and args[0] in ("-h", "--help")
-        print("usage: python -m headprompt.certcheck FILE   (exit 0 accepted, 1 rejected or vacuous, 2 unreadable)",
-              file=sys.stdout if asked else sys.stderr)
-        return 0 if asked else 2
+        return _emit("usage: python -m headprompt.certcheck FILE   (exit 0 accepted, 1 rejected or vacuous, "
+                     "2 unreadable)", 0 if asked else 2, sys.stdout if asked else sys.stderr)
     try:
-        print(check_file(args[0]))
-        return 0
+        line, code, stream = check_file(args[0]), 0, sys.stdout
     except Vacuous as exc:
-        print(f"rejected: vacuous: {exc}")
-        return 1
+        line, code, stream = f"rejected: vacuous: {exc}", 1, sys.stdout
     except Rejected as exc:
-        print(f"rejected: {exc}")
-        return 1
+        line, code, stream = f"rejected: {exc}", 1, sys.stdout
     except (Unreadable, OSError, ValueError, RecursionError, MemoryError, TypeError, KeyError, IndexError,
             AttributeError) as exc:
-        print(f"unreadable: {args[0]}: {str(exc)[:300]}", file=sys.stderr)
-        return 2
+        line, code, stream = f"unreadable: {args[0]}: {str(exc)[:300]}", 2, sys.stderr
+    return _emit(line, code, stream)
 
+
+def _emit(line: str, code: int, stream) -> int:
+    """Write the one line and return ``code``; if it cannot be written (a closed pipe, a full
+    device) exit 2: a verdict nobody could read is not reported as one (0 and 1 are verdicts)."""
+    try:
+        print(line, file=stream)
+        stream.flush()
+        return code
+    except (OSError, ValueError, AttributeError):
+        _silence(stream)
+    try:
+        print("certcheck: cannot write the result (output closed or full)", file=sys.stderr)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        _silence(sys.stderr)
+    return 2
+
+
+def _silence(stream) -> None:
+    """Point ``stream``'s descriptor at /dev/null, so the interpreter's last flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 if __name__ == "__main__":
     sys.exit(main())

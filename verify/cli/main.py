@@ -107,9 +107,15 @@ def main(argv: list[str] | None = None) -> int:
     # exact values may have any number of digits (the input limits bound them); Python's
     # default 4,300-digit int->str limit would otherwise turn a long exact result into a crash
     sys.set_int_max_str_digits(0)
+    if sys.stdout is None:                  # started with stdout closed (`>&-`): no verdict could be read
+        _say("error: cannot write the output: standard output is closed")
+        return EXIT_USAGE
     try:
         if not argv:                        # bare `verify`: the commands, on stderr, exit 2 (a usage error)
-            build_parser("").print_help(sys.stderr)
+            try:
+                build_parser("").print_help(sys.stderr)
+            except (OSError, ValueError, AttributeError):
+                _silence(sys.stderr)
             return EXIT_USAGE
         args = build_parser(_requested(argv)).parse_args(argv)
         code = int(args.run(args))
@@ -117,28 +123,28 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         if debug:
             raise
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        _say(f"error: {_one_line(exc)}")
         return EXIT_USAGE
     except (ConstructionError, AssumptionError) as exc:
         # the exact construction stopped because an assumption fails on the instance (a fact,
         # decided exactly), reached outside a report that would say so: exit 3, one line
         if debug:
             raise
-        print(f"error: an assumption fails: {_one_line(exc)}", file=sys.stderr)
+        _say(f"error: an assumption fails: {_one_line(exc)}")
         return EXIT_ASSUMPTION
     except (BrokenPipeError, OSError) as exc:
         if not _stdout_failed(exc):
             if debug:
                 raise
-            print(f"error: internal error: {exc.__class__.__name__}: {_one_line(exc)[:300]} (a bug; run again "
-                  "with HEADPROMPT_DEBUG=1 for the traceback)", file=sys.stderr)
+            _say(f"error: internal error: {exc.__class__.__name__}: {_one_line(exc)[:300]} (a bug; run again "
+                  "with HEADPROMPT_DEBUG=1 for the traceback)")
             return EXIT_INTERNAL
-        _silence_stdout()
-        print(f"error: cannot write the output: {exc.strerror or _one_line(exc)} (standard output is "
-              "closed or full)", file=sys.stderr)
+        _silence(sys.stdout)
+        _say(f"error: cannot write the output: {exc.strerror or _one_line(exc)} (standard output is "
+              "closed or full)")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
+        _say("error: interrupted")
         return 130
     except SystemExit as exc:                  # argparse --help / --version (code 0)
         code = exc.code if isinstance(exc.code, int) else EXIT_USAGE
@@ -147,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             raise
         kind = "internal error" if not isinstance(exc, MemoryError) else "internal error (out of memory)"
-        print(f"error: {kind}: {exc.__class__.__name__}: {_one_line(exc)[:300]} (a bug; run again with "
-              "HEADPROMPT_DEBUG=1 for the traceback)", file=sys.stderr)
+        _say(f"error: {kind}: {exc.__class__.__name__}: {_one_line(exc)[:300]} (a bug; run again with "
+              "HEADPROMPT_DEBUG=1 for the traceback)")
         return EXIT_INTERNAL
     return code
 
@@ -161,13 +167,24 @@ def _stdout_failed(exc: OSError) -> bool:
     return isinstance(exc, BrokenPipeError) or exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EBADF)
 
 
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+def _silence(stream) -> None:
+    """Point ``stream``'s descriptor at /dev/null so the interpreter's final flush does not fail
+    again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
+        os.dup2(devnull, stream.fileno())
+    except (OSError, ValueError, AttributeError):
         pass
+
+
+def _say(line: str) -> None:
+    """The one error line on stderr; if stderr itself is closed or full the exit code alone
+    speaks (an exception here would end the process with exit 1, a refutation's code)."""
+    try:
+        print(line, file=sys.stderr)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        _silence(sys.stderr)
 
 
 def _one_line(exc: BaseException) -> str:

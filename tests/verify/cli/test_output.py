@@ -93,3 +93,43 @@ def test_rationalization_text_never_prints_a_missing_denominator():
     h = HMM.create([[0.9, 0.2], [0.1, 0.8]], [[0.7, 0.3], [0.3, 0.7]], [0.5, 0.5], [1, -1], exact=False)
     assert "None" not in rationalize(h, prune_below=0.001, max_denominator=None).describe()
     assert "denominator 100 " in rationalize(h, prune_below=0.001, max_denominator=100).describe()
+
+
+_FULL = "/dev/full"
+
+
+@pytest.mark.skipif(not os.path.exists(_FULL), reason="no /dev/full here")
+@pytest.mark.parametrize("module, argv", [
+    ("headprompt.verify", ["theorem", "3.6", "--hidden", "3", "--vocab", "3", "--samples", "20", "--json"]),
+    ("headprompt.verify", ["theorem", "9.9"]),                               # bad input, and stderr full
+    ("headprompt.certcheck", ["/nonexistent/cert.json"]),
+])
+@pytest.mark.parametrize("streams", ["out", "both", "closed"])
+def test_an_unwritable_output_never_exits_with_a_verdict_code(module, argv, streams):
+    """Exit 0, 1 and 3 are verdicts: with stdout (and stderr) full or closed the verdict cannot
+    be read, and an error line that cannot be written either must not end the process with 1
+    (an uncaught exception's code, a refutation's). Found by an audit: `2>/dev/full` gave 1."""
+    full = open(_FULL, "w")
+    kw = {"stdout": full, "stderr": full if streams == "both" else subprocess.DEVNULL}
+    if streams == "closed":
+        kw = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+              "preexec_fn": lambda: (os.close(1), os.close(2))}
+    try:
+        code = subprocess.run([sys.executable, "-m", module, *argv], timeout=120, **kw).returncode
+    finally:
+        full.close()
+    assert code == 2
+
+
+def test_a_closed_pipe_on_both_streams_exits_2(tmp_path):
+    """`verify ... 2>&1 | head -c 10`: the reader goes away; the error line cannot be written
+    either (the same pipe)."""
+    from headprompt import HMM
+
+    path = tmp_path / "m.json"
+    HMM.create([[1, 0], [0, 1]], [["3/4", "1/4"], ["1/4", "3/4"]], ["1/2", "1/2"], mu=[1, -1]).save(str(path))
+    argv = [sys.executable, "-m", "headprompt.verify", "posterior", "--hmm", str(path), "--seq", "0 1 0 1"]
+    assert subprocess.run(argv, capture_output=True, timeout=120).returncode == 0     # readable: a report
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc.stdout.close()                                       # nobody reads: every write fails
+    assert proc.wait(timeout=120) == 2
