@@ -54,6 +54,7 @@ Compounded over ``T`` steps the bound is ``gamma_(T (H + 3) + H + 1)``, about ``
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
@@ -146,9 +147,18 @@ def certified_signs(P: np.ndarray, N: np.ndarray, count: int | np.ndarray) -> tu
     return sign, decided, bound
 
 
+def _float_or_inf(v) -> float:
+    """``float(v)``, or a signed infinity for a rational beyond float64's range (then no bound
+    is claimed, and the caller decides exactly)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+
+
 def _to_normal_floats(values) -> tuple[np.ndarray, bool]:
     """Rationals (or floats) rounded to float64, and whether every nonzero is a normal float."""
-    arr = np.array([float(v) for v in np.asarray(values, dtype=object).flat], dtype=float)
+    arr = np.array([_float_or_inf(v) for v in np.asarray(values, dtype=object).flat], dtype=float)
     nz = np.asarray(values, dtype=object).flatten() != 0
     mags = np.abs(arr[nz])
     ok = bool(np.all(np.isfinite(arr)) and np.all(mags >= SMALLEST_NORMAL))

@@ -12,7 +12,7 @@ from ...models.hmm.files import load_instance
 from ..theorems import rationalized
 from ..theorems.rationalized import rationalized_source
 from ..theorems.registry import public_assumptions
-from .common import THEOREMS, add_json_option, add_rationalize_option, add_theorem_id
+from .common import THEOREMS, add_json_option, add_rationalize_option, add_theorem_id, path_arg
 from ..render import console, emit_json
 
 __all__ = ["add_parser", "run"]
@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("assumptions", help="check a theorem's assumptions on an instance",
                        description=DESCRIPTION)
     add_theorem_id(p)
-    p.add_argument("--hmm", metavar="FILE", required=True,
+    p.add_argument("--hmm", metavar="FILE", required=True, type=path_arg,
                    help="the instance file (JSON: kind, A, W, pi0, mu, ...)")
     add_json_option(p)
     add_rationalize_option(p)

@@ -32,6 +32,14 @@ def ascii_float(text: str) -> float:
     except (InputError, ValueError):
         raise argparse.ArgumentTypeError(f"expected a decimal number in ASCII digits 0-9, found {ascii(text)}") from None
 
+def path_arg(text: str) -> str:
+    """argparse ``type`` for file and folder flags: a nonempty path (an empty ``--hmm ''`` would
+    otherwise read as the flag left out, and a generated instance be checked instead)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, found an empty string")
+    return text
+
+
 THEOREMS = THEOREM_IDS
 
 RATIONALIZE_HELP = (f"convert a float (e.g. learned) instance to an exact one explicitly: entries below "
@@ -62,7 +70,7 @@ def add_instance_options(p, *, sizes: bool = True) -> None:
                        help="memory cells, 1..8 (memory theorems only)")
     p.add_argument("--seed", type=ascii_int, default=0, help="seed of the generated instance and of the sampled "
                                                       "sequences (default 0)")
-    p.add_argument("--hmm", metavar="FILE", default=None,
+    p.add_argument("--hmm", metavar="FILE", default=None, type=path_arg,
                    help="check this instance file (JSON: kind, A, W, pi0, mu, ...) instead of generating one")
 
 

@@ -18,7 +18,7 @@ from ...models.exceptions import InputError
 from ..evidence import SEARCH_MAX_STEPS as MAX_STEPS
 from ..render import console, emit_json
 from ..theorems.common import check_out_path
-from .common import THEOREMS, add_instance_options, add_json_option, add_theorem_id, ascii_int
+from .common import THEOREMS, add_instance_options, add_json_option, add_theorem_id, ascii_int, path_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -39,9 +39,9 @@ def add_parser(sub) -> None:
                    help="the assumption to violate (default: the theorem's non-degeneracy assumption)")
     add_instance_options(p)
     add_json_option(p)
-    p.add_argument("--out", metavar="FILE", default=None,
+    p.add_argument("--out", metavar="FILE", default=None, type=path_arg,
                    help="save the instance (with the construction's witness), replayable with verify theorem ID --hmm FILE")
-    p.add_argument("--certificate", metavar="FILE", default=None,
+    p.add_argument("--certificate", metavar="FILE", default=None, type=path_arg,
                    help="write the statement-level certificate for python -m headprompt.certcheck")
     p.add_argument("--examples", type=ascii_int, default=100, metavar="N",
                    help="instances the fallback search draws (default 100)")

@@ -15,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from .common import ascii_int
+from .common import ascii_int, path_arg
 
 __all__ = ["NAME", "add_parser", "run"]
 
@@ -62,7 +62,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="where to pretrain and tune: auto (CUDA when present, else CPU), cpu or cuda")
     p.add_argument("--trials", type=_positive, default=None,
                    help="trials per setting, each a new HMM, pretraining and task (default: the scale's)")
-    p.add_argument("--config", metavar="FILE", default=None,
+    p.add_argument("--config", metavar="FILE", default=None, type=path_arg,
                    help="TOML or JSON file overriding any hyperparameter (see README)")
     p.add_argument("--share-pretraining", action="store_true",
                    help="one HMM and one pretraining per setting; trials redraw only the task")
@@ -80,8 +80,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--memory-hmm", choices=("appendix-d", "hidden"), default=None,
                    help="fig3-right's memory HMM: Appendix D's, or one whose tokens alone hardly reveal the "
                         "memory (default: the scale's, appendix-d)")
-    p.add_argument("--out", metavar="DIR", default=None, help="output directory (default runs/NAME-SCALE)")
-    p.add_argument("--plan", metavar="FILE", default=None,
+    p.add_argument("--out", metavar="DIR", default=None, type=path_arg, help="output directory (default runs/NAME-SCALE)")
+    p.add_argument("--plan", metavar="FILE", default=None, type=path_arg,
                    help="write the run's complete plan (settings, trials, seeds, budgets, gate, baselines, "
                         "tests, alpha, family) with its sha256 to FILE before any job; a FILE holding a "
                         "different plan is refused (default: plan.json in --out, replaced freely)")

@@ -19,7 +19,7 @@ from ...models.hmm.files import save_instance
 from ..evidence.explore import STATEMENT_EVIDENCE, ExploreRequest, explore
 from ..theorems.registry import THEOREM_IDS
 from ..render import emit_json
-from .common import ascii_int
+from .common import ascii_int, path_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -49,7 +49,7 @@ def add_parser(sub) -> None:
     p.add_argument("--classes", type=ascii_int, default=None, metavar="K",
                    help="draw tasks with K classes (2..8; K - 1 extra rows of mu on supp(mu)); the "
                         "statement-level certificates are binary, so only the construction is searched")
-    p.add_argument("--out", metavar="FILE", default=None, help="save the minimal counterexample (instance + witness)")
+    p.add_argument("--out", metavar="FILE", default=None, type=path_arg, help="save the minimal counterexample (instance + witness)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 

@@ -23,7 +23,7 @@ from ..theorems import rationalized
 from ..theorems.common import parse_sequence
 from ..theorems.rationalized import rationalized_source
 from ..render import console, emit_json
-from .common import add_rationalize_option
+from .common import add_rationalize_option, path_arg
 
 __all__ = ["add_parser", "run", "posterior_result", "MAX_EXACT_WORK", "MAX_FLOAT_WORK"]
 
@@ -43,12 +43,12 @@ MAX_FLOAT_WORK = 50_000_000
 def add_parser(sub) -> None:
     p = sub.add_parser("posterior", help="exact or float posterior and conditionals G_i(x)",
                        description=DESCRIPTION)
-    p.add_argument("--hmm", required=True, metavar="FILE",
+    p.add_argument("--hmm", required=True, metavar="FILE", type=path_arg,
                    help="the instance file (JSON: kind, A, W, pi0, mu, ...; a memory HMM too)")
     seq = p.add_mutually_exclusive_group(required=True)
     seq.add_argument("--seq", help='token sequence, e.g. "0 3 1 2" (tokens separated by spaces or commas: '
                                    '"0,3,1,2" is the same sequence)')
-    seq.add_argument("--seq-file", metavar="FILE", help="read the token sequence from a file (spaces, commas or newlines)")
+    seq.add_argument("--seq-file", metavar="FILE", type=path_arg, help="read the token sequence from a file (spaces, commas or newlines)")
     p.add_argument("--mode", choices=("exact", "float"), default="exact",
                    help="exact: rational arithmetic (the default); float: float64, for long sequences "
                         "(exit 5: nothing is proven)")

@@ -15,7 +15,7 @@ import os
 
 from ...models.exceptions import InputError
 from ..render import console, emit_json
-from .common import add_json_option, ascii_int
+from .common import add_json_option, ascii_int, path_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -29,10 +29,10 @@ DESCRIPTION = ("Show on one instance each that head tuning provably fails where 
 def add_parser(sub) -> None:
     p = sub.add_parser("separate", help="head vs prompt tuning (and attention) on one instance, with certificates",
                        description=DESCRIPTION)
-    p.add_argument("--hmm", metavar="FILE", default=None,
+    p.add_argument("--hmm", metavar="FILE", default=None, type=path_arg,
                    help="use this instance (vanilla: the head/prompt pair; memory: the attention/linear pair)")
     p.add_argument("--seed", type=ascii_int, default=0, help="seed of the generated instances (default 0)")
-    p.add_argument("--certificate-dir", metavar="DIR", default=None,
+    p.add_argument("--certificate-dir", metavar="DIR", default=None, type=path_arg,
                    help="write the certificates of the proven halves into this folder (created if missing)")
     add_json_option(p)
     p.set_defaults(run=run)
@@ -60,8 +60,12 @@ def run(args) -> int:
             os.makedirs(d, exist_ok=True)
         except OSError as exc:
             raise InputError(f"--certificate-dir {d}: cannot create it ({exc.strerror})") from None
-        if not os.access(d, os.W_OK):
-            raise InputError(f"--certificate-dir {d}: no write permission")
+        try:                                 # a real probe: os.access says yes for root on /proc
+            import tempfile
+            with tempfile.NamedTemporaryFile(dir=d, prefix=".probe-"):
+                pass
+        except OSError as exc:
+            raise InputError(f"--certificate-dir {d}: cannot write a file there ({exc.strerror})") from None
     result = separate(vanilla=vanilla, memory=memory, seed=args.seed, certificate_dir=args.certificate_dir,
                       which=which, source=args.hmm)
     if args.json:

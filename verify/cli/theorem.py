@@ -16,7 +16,7 @@ from ..theorems.common import check_out_path
 from ..theorems.registry import theorem_spec
 from ..render import emit_json
 from ..theorems.requests import TheoremRequest
-from .common import add_instance_options, add_json_option, add_rationalize_option, add_theorem_id, ascii_int
+from .common import add_instance_options, add_json_option, add_rationalize_option, add_theorem_id, ascii_int, path_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
     add_instance_options(p)
     p.add_argument("--length", type=ascii_int, default=None, metavar="T",
                    help="sequence length (default 8 sampled; 4 with --exhaustive)")
-    p.add_argument("--witness", metavar="FILE", default=None, help="check these head/prompt parameters")
+    p.add_argument("--witness", metavar="FILE", default=None, type=path_arg, help="check these head/prompt parameters")
     p.add_argument("--samples", type=ascii_int, default=None, metavar="N", help="sampled sequences (default 10000)")
     p.add_argument("--exhaustive", action="store_true", help="check every sequence of length 1..T")
     p.add_argument("--mode", choices=("exact", "certified", "float"), default=None,
@@ -42,8 +42,8 @@ def add_parser(sub) -> None:
                         "exact near ties; a proof too) or float (no proof). Default: exact, or "
                         "certified when exact would exceed the time limit (the report says so)")
     add_json_option(p)
-    p.add_argument("--out", metavar="FILE", default=None, help="save the checked instance with its witness")
-    p.add_argument("--certificate", metavar="FILE", default=None,
+    p.add_argument("--out", metavar="FILE", default=None, type=path_arg, help="save the checked instance with its witness")
+    p.add_argument("--certificate", metavar="FILE", default=None, type=path_arg,
                    help="write a JSON certificate of the verdict (binary tasks; docs/certificates.md) "
                         "that `python -m headprompt.certcheck FILE` re-checks with the standard library alone")
     p.add_argument("--classes", type=ascii_int, default=None, metavar="K",

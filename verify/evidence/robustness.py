@@ -20,6 +20,7 @@ All values are exact (integer message passing with the model's own backward matr
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
@@ -157,7 +158,10 @@ def _candidates(hmm: HMM, theorem: str, b, u, sequences, messages=None) -> tuple
 
 def _floor_float(x: Fraction) -> float:
     """The largest float not above ``x`` (a conservative reading of a radius)."""
-    f = float(x)
+    try:
+        f = float(x)
+    except OverflowError:                  # beyond float64: the largest float is below a positive x
+        return sys.float_info.max if x > 0 else -math.inf
     return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
 
 

@@ -47,7 +47,9 @@ from .config import (EXPERIMENTS, SCALES, SETTING_KEYS, Scale, load_config_file,
                                 scale_to_dict)
 from .stats import accuracy_interval, majority_by_setting, quality_by_setting, summarize
 
-__all__ = ["Scale", "SCALES", "EXPERIMENTS", "run_experiment", "summarize", "accuracy_interval", "resolve_scale"]
+MAX_RUN_TRIALS = 1000      # trials per setting a run accepts (the paper ran 5)
+
+__all__ = ["MAX_RUN_TRIALS", "Scale", "SCALES", "EXPERIMENTS", "run_experiment", "summarize", "accuracy_interval", "resolve_scale"]
 
 def resolve_scale(scale: str, config: dict | str | Path | None = None) -> Scale:
     """The scale's configuration with ``config`` (a dict or a TOML/JSON file) applied.
@@ -173,6 +175,10 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
                          f"found {max(sc.memory_values)}")
     if trials is not None and trials < 1:
         raise InputError(f"--trials: expected a positive integer, found {trials}")
+    for what, value in (("--trials", trials), ("trials_left", sc.trials_left), ("trials_right", sc.trials_right)):
+        if value is not None and value > MAX_RUN_TRIALS:     # before the plan and the job list are built
+            raise InputError(f"{what}: at most {MAX_RUN_TRIALS} trials per setting (each is a pretraining and "
+                             f"a task), found {value}")
     check_configs(sc.model, sc.pretrain)
     need = sc.tune.num_prompts + sc.task.length + 1
     if name == "fig3-left" and need > sc.model.block_size:

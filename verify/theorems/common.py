@@ -19,12 +19,15 @@ def parse_sequence(text: str, num_tokens: int, *, name: str = "--seq") -> list[i
     Raises:
         SequenceError: empty text, non-integers, or tokens outside ``0..num_tokens-1``.
     """
-    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
+    stripped = text.strip()
+    parts = re.split(r"\s*,\s*|\s+", stripped) if stripped else []
     if not parts:
         raise SequenceError(f"{name}: expected tokens such as \"0 3 1 2\", found nothing")
     tokens = []
     for pos, p in enumerate(parts):
-        if len(p) > 12 or not re.fullmatch(r"[+-]?\d+", p):
+        if not p:
+            raise SequenceError(f"{name}: no token at position {pos} (two commas in a row, or a comma at an end)")
+        if len(p) > 12 or not re.fullmatch(r"[+-]?[0-9]+", p):      # ASCII digits only (\d would read '١')
             shown = p if len(p) <= 24 else p[:20] + "..."
             raise SequenceError(f"{name}: {shown!r} at position {pos} is not an integer token in 0..{num_tokens - 1}")
         z = int(p)

@@ -156,11 +156,15 @@ class TheoremRequest:
             if not isinstance(value, (str, os.PathLike)):
                 raise InputError(f"{self.shown(name, value)}: expected the path of a file, found "
                                  f"{type(value).__name__}")
+            if not os.fspath(value).strip():
+                raise InputError(f"{self.shown(name, value)}: expected a path, found an empty string")
             put(name, os.fspath(value))
         if self.witness is not None:
             from ...constructions.witnesses import AttentionWitness, LinearHeadWitness, PromptWitness
 
             value = self.witness
+            if isinstance(value, (str, os.PathLike)) and not os.fspath(value).strip():
+                raise InputError(f"{self.shown('witness', value)}: expected a path, found an empty string")
             if isinstance(value, os.PathLike):
                 put("witness", os.fspath(value))
             elif not isinstance(value, (str, dict, LinearHeadWitness, PromptWitness, AttentionWitness)):

@@ -332,3 +332,68 @@ def test_an_exact_fallback_beyond_the_limit_is_refused_not_run(capsys):
     code = main(["theorem", "3.6", "--length", "4000", "--samples", "10", "--mode", "certified"])
     err = capsys.readouterr().err
     assert code == 2 and "could not be decided by the certified bound" in err and len(err.strip().splitlines()) == 1
+
+
+# ---- found by an input audit ---------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ["theorem", "3.6", "--hmm", ""], ["theorem", "3.6", "--witness", ""], ["counterexample", "3.6", "--hmm", " "],
+    ["separate", "--hmm", ""], ["posterior", "--hmm", "", "--seq", "0"], ["theorem", "3.6", "--certificate", ""],
+    ["experiment", "fig3-left", "--plan", ""],
+])
+def test_an_empty_path_is_refused_not_read_as_no_flag(argv, capsys):
+    """`--hmm ''` used to fall back to a generated instance (and report on it, exit 0)."""
+    assert main(argv) == 2
+    assert "expected a path, found an empty string" in capsys.readouterr().err
+
+
+def test_the_api_refuses_an_empty_path_and_reads_an_empty_witness():
+    """`check(hmm, '3.6', witness={})` used to check the paper's witness instead (exit-0 verdict)."""
+    import headprompt
+
+    hmm = headprompt.HMM.create([[1, 0], [0, 1]], [["3/4", "1/4"], ["1/4", "3/4"]], ["1/2", "1/2"], mu=[1, -1])
+    with pytest.raises(headprompt.InputError, match="needs 'u'"):
+        headprompt.check(hmm, "3.6", witness={})
+    with pytest.raises(headprompt.InputError, match="expected a path, found an empty string"):
+        headprompt.check(hmm, "3.6", witness="")
+    with pytest.raises(headprompt.InputError, match="expected a path, found an empty string"):
+        headprompt.check("", "3.6")
+
+
+@pytest.mark.parametrize("seq, fragment", [("\u0661", "not an integer token"), ("\uff10 1", "not an integer token"),
+                                           ("0,,1", "no token at position 1"), ("0 1,", "no token at position 2")])
+def test_sequences_take_ascii_digits_and_one_separator(tmp_path, capsys, seq, fragment):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(GOOD))
+    assert main(["posterior", "--hmm", str(path), "--seq", seq]) == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_a_witness_beyond_float_range_is_decided_exactly(tmp_path, capsys):
+    """A head entry of 10^3999 (no float64) used to end in OverflowError (exit 4): the certified
+    mode claims no bound for it and decides exactly. The verdict, checked by hand: F = 1 on every
+    sequence (b_0 dominates and the features are positive), while F* takes both labels (its
+    'labels' count in the report)."""
+    inst = tmp_path / "m.json"
+    inst.write_text(json.dumps(GOOD))
+    wit = tmp_path / "w.json"
+    wit.write_text(json.dumps({"theorem": "3.3", "b": ["1e3999", "1"]}))
+    code = main(["theorem", "3.3", "--hmm", str(inst), "--witness", str(wit), "--json", "--samples", "50"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["verdict"] == "refuted" and min(out["labels"].values()) > 0
+
+
+def test_a_certificate_folder_that_cannot_take_files(capsys):
+    import os
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc here")
+    assert main(["separate", "--certificate-dir", "/proc"]) == 2
+    assert "--certificate-dir /proc: cannot write a file there" in capsys.readouterr().err
+
+
+def test_trials_are_bounded_before_any_plan(tmp_path, capsys):
+    """`--trials 1000000000` used to build a 9 GB job list (and write a plan first)."""
+    out = tmp_path / "run"
+    assert main(["experiment", "fig3-left", "--trials", "1000000000", "--out", str(out)]) == 2
+    assert "at most 1000 trials per setting" in capsys.readouterr().err and not out.exists()

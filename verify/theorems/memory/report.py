@@ -212,7 +212,7 @@ def theorem(args) -> dict:
     nondeg = results.get("4.2") or results.get("4.5") or results.get("C.5")
     H_star = nondeg.get("H_star") if nondeg and nondeg["holds"] else None
     witness, construction_error = None, None
-    if args.witness:
+    if args.witness is not None:
         witness, given_H = read_witness(args.witness, tid, model)
         H_star = given_H if given_H is not None else H_star
         if H_star is None:
@@ -265,7 +265,7 @@ def theorem(args) -> dict:
                 report["counterexample"]["exact_check"] = {
                     "expected": e.expected, "got": e.got, "in_R": e.in_R,
                     "disagrees": bool(e.in_R and e.expected != e.got)}
-    failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
+    failed = settle_verdict(report, witness_given=args.witness is not None, failed=failed,
                             construction_error=construction_error)
     if report["verdict"] == "assumptions-fail":
         report["counterexample"] = _assumption_counterexample(model, tid, failed)

@@ -245,7 +245,7 @@ def theorem(args) -> dict:
               "instance": instance, "assumptions": results, "witness": None, "identity": None,
               "sequences": None, "labels": None, "vacuous": None, "counterexample": None}
     witness, construction_error = None, None
-    if args.witness:
+    if args.witness is not None:
         witness = read_witness(args.witness, tid, hmm)
     else:
         try:
@@ -255,7 +255,7 @@ def theorem(args) -> dict:
     if witness is not None:
         report["witness"] = {k: format_array(np.asarray(v, dtype=object)) for k, v in witness.as_dict().items()
                              if k != "theorem"}
-        if isinstance(witness, PromptWitness) and not args.witness:
+        if isinstance(witness, PromptWitness) and args.witness is None:
             report["witness"]["H_star"] = list(witness.H_star)
             report["witness"]["B"] = list(witness.B)
         u = getattr(witness, "u", None)
@@ -286,12 +286,12 @@ def theorem(args) -> dict:
                 f_star, f, possible = decide_direct(hmm, tid, witness.b, u, d.sequence)
                 report["counterexample"]["exact_check"] = {
                     "expected": f_star, "got": f, "disagrees": bool(possible and f_star != f)}
-            if args.witness and tid == "3.6" and not is_multiclass(hmm.mu):     # binary certificates
+            if args.witness is not None and tid == "3.6" and not is_multiclass(hmm.mu):     # binary certificates
                 report["prompt_evidence"] = _given_prompt_evidence(hmm, u)
         elif mode != "float" and not is_multiclass(hmm.mu):         # margins are binary
             report["robustness"] = robustness_block(hmm, tid, witness.b, u, sequences, rationalization=conversion,
                                                     messages=res.messages)
-    failed = settle_verdict(report, witness_given=bool(args.witness), failed=failed,
+    failed = settle_verdict(report, witness_given=args.witness is not None, failed=failed,
                             construction_error=construction_error)
     if report["verdict"] == "assumptions-fail":
         evidence = counterexample_for(hmm, tid, failed, seed=args.seed, construction_error=construction_error)

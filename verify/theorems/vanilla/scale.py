@@ -146,7 +146,7 @@ def _refuse_wide_denominators(model: LargeHMM) -> None:
 
 def _refuse_options(args) -> None:
     opt = getattr(args, "option", lambda n: f"--{n}")
-    if args.witness:
+    if args.witness is not None:
         raise InputError(f"{opt('witness')} is not supported above {DENSE_MAX_STATES} states yet (the constructed "
                          "witness is checked); drop it")
     if args.exhaustive:
