@@ -178,6 +178,9 @@ def check_length(model, length: int, mode: str) -> None:
                          f"is {MAX_FLOAT_WORK} (use a shorter sequence)")
 
 
+PRINTED_TOKENS = 64       # the widest G table printed (--json has every value)
+
+
 def _shown(value, exact: bool) -> str:
     """A value as printed: the rational itself with ``--exact``, else a decimal (6 significant
     digits; exact zeros and ones stay ``0`` and ``1``)."""
@@ -217,6 +220,10 @@ def _render(model, result: dict, *, exact: bool = False) -> None:
             out.print(f"task: mu_c . P = [{shown}]  ->  F*(x) = {result['label']} (argmax, ties to the largest class)")
         else:
             out.print(f"task: mu . P = {shown}  ->  F*(x) = {result['label']} (1 when mu . P >= 0)")
+    if model.num_tokens > PRINTED_TOKENS:        # a table millions of columns wide helps nobody
+        out.print(f"G_i(x) = P[X_i = z | X_-i = x_-i] has |X| = {model.num_tokens} columns, more than the "
+                  f"{PRINTED_TOKENS} printed; --json gives every value")
+        return
     g = Table(title="G_i(x) = P[X_i = z | X_-i = x_-i]  (rows: position i, 1-based; columns: token z)")
     g.add_column("i", justify="right")
     g.add_column("x_i", justify="right")

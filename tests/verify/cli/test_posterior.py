@@ -98,3 +98,26 @@ def test_human_output_shows_decimals_the_task_and_the_exact_values_on_request(tm
     assert str(post[0]) in out and f"mu . P = {margin}" in out
     for value in oracle.path_conditional(hmm, tokens, 1):
         assert str(value) in out
+
+
+def test_a_wide_vocabulary_prints_no_g_table(tmp_path, capsys):
+    """|X| beyond the printed width: one line instead of a table with a column per token (a
+    million-token file took 3.6 GB to print); --json still has every value."""
+    from headprompt.verify.cli.posterior import PRINTED_TOKENS
+
+    X = PRINTED_TOKENS + 1
+    W = [[Fraction(1, X)] * 2 for _ in range(X)]
+    hmm = load_instance_from(tmp_path, {"kind": "hmm", "A": [[1, 0], [0, 1]], "W": [[str(w) for w in r] for r in W],
+                                        "pi0": ["1/2", "1/2"]})
+    assert main(["posterior", "--hmm", hmm, "--seq", "0 1"]) == 0
+    out = capsys.readouterr().out
+    assert f"has |X| = {X} columns" in out and "z=0" not in out
+    assert main(["posterior", "--hmm", hmm, "--seq", "0 1", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["G"][0]) == X
+
+
+def load_instance_from(tmp_path, data) -> str:
+    """Write ``data`` as an instance file in ``tmp_path``; its path."""
+    path = tmp_path / "wide.json"
+    path.write_text(json.dumps(data))
+    return str(path)
