@@ -5,8 +5,10 @@ array's float64 form, computed once and shared by the models holding it."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
+import os
 import weakref
 from contextlib import contextmanager
 from decimal import Decimal
@@ -15,31 +17,340 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import ExactnessError, InputError, ValidationError
-from .limits import FLOAT_TOLERANCE
-from .rational import fraction_array
+from ..exceptions import ExactnessError, InputError, LimitError, ValidationError
+from .limits import FLOAT_TOLERANCE, MAX_DIGITS, MAX_NESTING, MAX_NPZ_ENTRIES, check_string_number, number_digits
+from .rational import float64_array, fraction_array
 
-__all__ = ["as_array"]
+__all__ = ["as_array", "DENSE_MAX_STATES", "DENSE_MAX_ENTRIES"]
+
+DENSE_MAX_STATES = {"exact": 2000, "float": 16384}
+"""Hidden states of a dense :class:`~.values.HMM` built by ``HMM.create``, per kind: exact (one
+``Fraction`` per entry; the same limit as an ``.npz`` instance read whole,
+:data:`~.files.NPZ_MAX_DENSE_STATES`) and float64 (the largest ``verify theorem --hidden``, the
+language-model scale ``2^14``). Larger models are held sparse: :class:`~.large.LargeHMM`."""
+
+DENSE_MAX_ENTRIES = {"exact": 8_000_000, "float": MAX_NPZ_ENTRIES}
+"""Entries of ``A``, ``W``, ``pi0`` and ``mu`` together: exact, 2,000 states with as many tokens
+(about 13 s and 0.7 GB of Fractions); float64, what an ``.npz`` instance may hold."""
+
+_SEQUENCES = (list, tuple)
+_NO_BUDGET = float("inf")
+
+
+def _input_shape(values: Any, name: str, budget: int) -> tuple[tuple[int, ...], int]:
+    """The shape ``values`` claims (lengths along first elements, or an array's ``shape``) and
+    its number of entries, read without converting anything. A walk over nested lists and tuples
+    counts the entries (stopping once past ``budget``) and refuses nesting deeper than
+    :data:`~.limits.MAX_NESTING` and a list that contains itself (numpy would recurse forever).
+
+    Raises:
+        InputError: a self-containing or too deeply nested list.
+    """
+    if not isinstance(values, _SEQUENCES):
+        shape = getattr(values, "shape", None)
+        if isinstance(shape, tuple) and all(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
+                                            for d in shape):
+            dims = tuple(int(d) for d in shape)
+            return dims, math.prod(dims)
+        return (), 1
+    entries = 0
+    path = {id(values)}
+    stack = [(values, None)]
+    while stack:
+        container, items = stack[-1]
+        if items is None:                          # first visit: plain rows are counted in bulk (C loops)
+            kinds = set(map(type, container))
+            flat = not any(issubclass(t, _SEQUENCES) or issubclass(t, np.ndarray) for t in kinds)
+            if not flat and all(issubclass(t, _SEQUENCES) for t in kinds) and path.isdisjoint(map(id, container)):
+                inner = set(map(type, itertools.chain.from_iterable(container)))
+                if not any(issubclass(t, _SEQUENCES) or issubclass(t, np.ndarray) for t in inner):
+                    entries += sum(map(len, container))            # a matrix of plain rows
+                    flat = True
+            elif flat:
+                entries += len(container)
+            if flat:
+                path.discard(id(container))
+                stack.pop()
+                if entries > budget:
+                    break
+                continue
+            items = iter(container)
+            stack[-1] = (container, items)
+        child = next(items, _UNSET)
+        if child is _UNSET:
+            path.discard(id(container))
+            stack.pop()
+        elif isinstance(child, _SEQUENCES):
+            if id(child) in path:
+                raise InputError(f"{name}: a list that contains itself (a cycle in the nesting); expected "
+                                 "nested lists of numbers")
+            if len(stack) >= MAX_NESTING:
+                raise InputError(f"{name}: nested more than {MAX_NESTING} deep; expected nested lists of numbers "
+                                 "(at most 3 levels)")
+            path.add(id(child))
+            stack.append((child, None))
+        else:
+            entries += child.size if isinstance(child, np.ndarray) else 1
+            if entries > budget:
+                break
+    dims: list[int] = []
+    v = values
+    while len(dims) <= MAX_NESTING:
+        if isinstance(v, _SEQUENCES):
+            dims.append(len(v))
+            if not v:
+                break
+            v = v[0]
+        else:
+            if isinstance(v, np.ndarray):
+                dims.extend(int(d) for d in v.shape)
+            break
+    return tuple(dims), entries
+
+
+def check_dense_size(arrays: dict[str, Any], *, exact: bool, what: str = "HMM.create") -> None:
+    """Refuse, from the sizes alone (nothing converted or allocated), a dense model beyond
+    :data:`DENSE_MAX_STATES` hidden states (the rows of ``A``) or :data:`DENSE_MAX_ENTRIES`
+    entries of all ``arrays`` together (``None`` values are skipped).
+
+    Raises:
+        LimitError: naming the size, the limit and the sparse way to larger models;
+        InputError: a list that contains itself, or nested too deeply.
+    """
+    kind = "exact" if exact else "float"
+    cap_states, cap_entries = DENSE_MAX_STATES[kind], DENSE_MAX_ENTRIES[kind]
+    larger = ("; larger models are held sparse: headprompt.models.hmm.large.LargeHMM.create(A, dA, W, dW, pi0, "
+              "dpi, mu) (integer numerators over per-column denominators), saved and checked as an .npz instance")
+    total = 0
+    for name, values in arrays.items():
+        if values is None:
+            continue
+        shape, entries = _input_shape(values, name, cap_entries - total)
+        total += entries
+        if name == "A" and shape and shape[0] > cap_states:
+            shown = " x ".join(str(d) for d in shape)
+            raise LimitError(f"{what}: A is {shown}, {shape[0]} hidden states; a dense {kind} HMM holds at most "
+                             f"{cap_states} states{' (one Fraction per entry)' if exact else ''}"
+                             + ("; exact=False allows " + str(DENSE_MAX_STATES['float']) if exact else "") + larger)
+        if total > cap_entries:
+            raise LimitError(f"{what}: more than {cap_entries:,} entries in {', '.join(k for k in arrays if arrays[k] is not None)} "
+                             f"together; that is the limit for a dense {kind} HMM"
+                             + (" (one Fraction per entry)" if exact else "") + larger)
+
+
+_TEN_TO_MAX_DIGITS = 10 ** MAX_DIGITS
+_LONG_BITS = int(MAX_DIGITS * math.log2(10))       # below this many bits an integer has at most MAX_DIGITS digits
+
+
+def _digits(n: int) -> int:
+    """Decimal digits of ``abs(n)``, without ``str`` (refused past 4,300 digits by Python)."""
+    n = abs(n)
+    d = max(1, int(n.bit_length() * math.log10(2)))
+    while 10 ** d <= n:
+        d += 1
+    while d > 1 and 10 ** (d - 1) > n:
+        d -= 1
+    return d
+
+
+def _too_long(v: Any) -> bool:
+    """Whether ``v`` (an entry as given) needs more than :data:`~.limits.MAX_DIGITS` digits
+    exactly (an integer, a Fraction's numerator or denominator, a Decimal, a numeric string)."""
+    t = type(v)
+    if t is float:
+        return False
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v.bit_length() >= _LONG_BITS and abs(v) >= _TEN_TO_MAX_DIGITS
+    if isinstance(v, Fraction):
+        return _too_long(v.numerator) or _too_long(v.denominator)
+    if isinstance(v, Decimal):
+        return v.is_finite() and number_digits(v) > MAX_DIGITS
+    if isinstance(v, str):
+        try:
+            check_string_number(v, where="")
+        except LimitError:
+            return True
+    return False
+
+
+def _check_digits(arr: np.ndarray, name: str) -> None:
+    """Refuse, before any value is expanded or printed, an entry of the object array ``arr``
+    whose exact value needs more than :data:`~.limits.MAX_DIGITS` digits (the limit of instance
+    files: ``10**5000``, ``"1e-5000"`` or ``"1e999999999"``).
+
+    Raises:
+        LimitError: naming the entry, its size and the limit.
+    """
+    flat = arr.ravel().tolist()
+    kinds = set(map(type, flat))
+    if kinds <= {float, bool}:
+        return
+    if kinds <= {int, Fraction} and flat:       # the common case, in C loops: the longest part's bits
+        longest = max(max(map(int.bit_length, map(_NUMERATOR, flat))),
+                      max(map(int.bit_length, map(_DENOMINATOR, flat))))
+        if longest < _LONG_BITS:
+            return
+    bad = next((i for i, v in enumerate(flat) if _too_long(v)), None)
+    if bad is None:
+        return
+    where = f"{name}{[int(i) for i in np.unravel_index(bad, arr.shape)]}" if arr.ndim else name
+    v = flat[bad]
+    if isinstance(v, str):
+        check_string_number(v, where=where)
+    if isinstance(v, Decimal):
+        raise LimitError(f"{where}: a decimal that would need {number_digits(v)} digits exactly; the limit is "
+                         f"{MAX_DIGITS} digits per number (scale the values down or write 'p/q')")
+    if isinstance(v, Fraction):
+        part, n = ("numerator", v.numerator) if _too_long(v.numerator) else ("denominator", v.denominator)
+        raise LimitError(f"{where}: a rational whose {part} has {_digits(n)} digits; the limit is {MAX_DIGITS} "
+                         "digits per number")
+    raise LimitError(f"{where}: an integer of {_digits(v)} digits; the limit is {MAX_DIGITS} digits per number "
+                     "(scale the values down or write 'p/q')")
+
+
+def _too_long_to_print(v: Any) -> bool:
+    return (isinstance(v, (int, Fraction)) and not isinstance(v, bool)
+            and max(v.numerator.bit_length(), v.denominator.bit_length()) >= _LONG_BITS)
+
+
+def _shown(v: Any) -> str:
+    """``str(v)``, or its size for a rational too long to print (Python refuses ``str`` of an
+    integer past 4,300 digits)."""
+    if _too_long_to_print(v):
+        num, den = (v.numerator, v.denominator)
+        sign = "a negative" if num < 0 else "an" if den == 1 else "a"
+        if den == 1:
+            return f"{sign} integer of {_digits(num)} digits"
+        return (f"{sign} rational with a {_digits(num)}-digit numerator and a {_digits(den)}-digit "
+                    "denominator")
+    return str(v)
 
 
 def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
-    """Exact (Fraction object array) or float64 array from nested lists or arrays.
+    """Exact (Fraction object array) or float64 array from nested lists or arrays: a fresh array.
+
+    Before anything is converted, a list that contains itself (or nests deeper than
+    :data:`~.limits.MAX_NESTING`) and a number whose exact value needs more than
+    :data:`~.limits.MAX_DIGITS` digits (``10**5000``, ``"1e-5000"``) are refused, as in an
+    instance file. In float mode, entries given exactly (numeric strings, Fractions, Decimals,
+    long integers) are rounded once and refused when float64 cannot hold them (``"1e400"``, or
+    ``"1e-400"`` which would become 0), with the messages of a JSON instance read in float mode.
 
     Raises:
-        ValidationError: non-finite entries or a non-numeric value; InputError: ``exact`` not a bool.
+        ValidationError: non-finite entries or a non-numeric value; InputError: ``exact`` not a
+            bool, a self-containing list; LimitError: a number past the digit limit.
     """
+    _check_exact_flag(exact)
+    _input_shape(values, name, budget=_NO_BUDGET)   # a self-containing or too deep list, refused (one len() a row)
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf" and values.dtype.itemsize <= 8:
+        if exact:
+            return fraction_array(values, name=name)
+        return _finite(np.array(values, dtype=float), name)
+    if isinstance(values, np.ndarray) and values.dtype.kind == "c":
+        raise ValidationError(f"{name}: expected real numbers, found an array of complex numbers")
+    try:
+        obj = np.array(values, dtype=object)
+    except (ValueError, TypeError, RecursionError):
+        if exact:
+            raise InputError(f"{name}: rows have different lengths (ragged nesting)") from None
+        raise ValidationError(f"{name}: expected numbers in a rectangular array") from None
+    _check_digits(obj, name)
+    if exact:
+        return fraction_array(obj if obj.ndim else values, name=name)
+    if obj.ndim == 0 and not isinstance(values, (int, float, np.number, Fraction, Decimal, str)):
+        raise ValidationError(f"{name}: expected numbers in a rectangular array")
+    kinds = set(map(type, obj.ravel().tolist()))
+    if all(t in (float, int, bool) or (issubclass(t, (np.integer, np.bool_)))
+           or (issubclass(t, np.floating) and np.dtype(t).itemsize <= 8) for t in kinds):
+        try:
+            arr = np.array(obj, dtype=float)
+        except OverflowError:                   # an int beyond float64's range: named below
+            arr = None
+        except (TypeError, ValueError):
+            raise ValidationError(f"{name}: expected numbers in a rectangular array") from None
+        if arr is not None:
+            return _finite(arr, name)
+    return _checked_floats(obj, name)
+
+
+_FLOAT_HINT = "create it with exact=True, which reads it exactly"
+
+
+def _checked_floats(obj: np.ndarray, name: str) -> np.ndarray:
+    """float64 from an object array holding exact values too (numeric strings, Fractions,
+    Decimals, long integers, long doubles): each float entry kept as it is, every other entry
+    read exactly and rounded once, refusing what float64 cannot hold (``1e400``, or ``"1e-400"``
+    which would become 0) with the messages of a JSON instance read in float mode
+    (:func:`~.rational.float64_array`)."""
+    conv = np.empty(obj.shape, dtype=object)
+    for idx, v in np.ndenumerate(obj):
+        if isinstance(v, (float, np.floating)):
+            if not math.isfinite(v):
+                raise ValidationError(f"{name}: entry {list(idx)} is {v}, expected a finite number")
+            v = Fraction(*v.as_integer_ratio())          # its exact binary value: float() gives it back
+        conv[idx] = v
+    return float64_array(conv, name, hint=_FLOAT_HINT)
+
+
+def _check_exact_flag(exact: Any) -> None:
     if not isinstance(exact, (bool, np.bool_)):
         raise InputError(f"exact={exact!r}: expected True or False")
-    if exact:
-        return fraction_array(values, name=name)
-    try:
-        arr = np.array(values, dtype=float)
-    except (TypeError, ValueError):
-        raise ValidationError(f"{name}: expected numbers in a rectangular array") from None
+
+
+def _finite(arr: np.ndarray, name: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         raise ValidationError(f"{name}: entry {list(bad)} is {arr[bad]}, expected a finite number")
     return arr
+
+
+def _short_repr(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:40] + "..."
+
+
+def check_path(path: Any) -> Any:
+    """``path`` itself when it is a file path (``str`` or ``os.PathLike``, e.g. ``pathlib.Path``).
+
+    Raises:
+        InputError: naming the type found.
+    """
+    if isinstance(path, (str, os.PathLike)):
+        return path
+    raise InputError(f"path: expected a file path (a str or pathlib.Path), found {type(path).__name__} "
+                     f"{_short_repr(path)}")
+
+
+_EXACT_ENTRY_TYPES = (Fraction, int, np.integer)
+
+
+def check_model_arrays(model: Any, names: tuple[str, ...], *, optional: tuple[str, ...] = ()) -> None:
+    """The fields ``names`` of a model given to its constructor are numpy arrays (``None`` for
+    those in ``optional``), and an object array (exact kind) holds exact numbers only
+    (Fractions or integers): arrays a model of this module owns were checked when it was built.
+
+    Raises:
+        ValidationError: naming the field, what was found and :meth:`create`, which reads lists.
+    """
+    kind = type(model).__name__
+    for name in names:
+        arr = getattr(model, name)
+        if arr is None and name in optional:
+            continue
+        if not isinstance(arr, np.ndarray):
+            raise ValidationError(f"{kind}: {name}: expected a numpy array (float64, or an object array of "
+                                  f"Fractions), found {type(arr).__name__}; build from lists or other values with "
+                                  f"{kind}.create(..., exact=True|False)")
+        if arr.dtype != object or _owned(arr) is not None:
+            continue
+        flat = arr.ravel().tolist()
+        if all(issubclass(t, _EXACT_ENTRY_TYPES) and t is not bool for t in set(map(type, flat))):
+            continue
+        i = next(i for i, v in enumerate(flat) if isinstance(v, bool) or not isinstance(v, _EXACT_ENTRY_TYPES))
+        where = f"{name}{[int(j) for j in np.unravel_index(i, arr.shape)]}" if arr.ndim else name
+        raise ValidationError(f"{kind}: {where}: found {type(flat[i]).__name__} {_short_repr(flat[i])}, but an exact "
+                              f"model's object arrays hold Fractions or integers; read other values with "
+                              f"{kind}.create(..., exact=True|False)")
 
 
 class _Owned:
@@ -178,7 +489,8 @@ def _check_task_range(mu: np.ndarray) -> None:
         if abs(v) > _FLOAT64_MAX:
             from .rational import describe_magnitude
 
-            raise ValidationError(f"mu{list(idx)}: {describe_magnitude(v)} is beyond the float64 range (about "
+            shown = _shown(v) if _too_long_to_print(v) else describe_magnitude(v)
+            raise ValidationError(f"mu{list(idx)}: {shown} is beyond the float64 range (about "
                                   "1.8e308), which sampling and the float kernels need; F* = 1(mu . p >= 0) is "
                                   "unchanged when mu is divided by a positive number: scale mu down")
 
@@ -207,7 +519,7 @@ def _check_nonnegative(arr: np.ndarray, name: str, parts: Any = _UNSET) -> None:
     neg = np.argwhere(arr < 0)
     if len(neg):
         idx = tuple(int(i) for i in neg[0])
-        raise ValidationError(f"{name}: entry {list(idx)} is {arr[idx]}, expected a nonnegative "
+        raise ValidationError(f"{name}: entry {list(idx)} is {_shown(arr[idx])}, expected a nonnegative "
                               "probability")
 
 
@@ -250,7 +562,7 @@ def _check_stochastic(arr: np.ndarray, name: str, exact: bool, parts: Any = _UNS
         ok = (s == 1) if exact else abs(float(s) - 1.0) <= FLOAT_TOLERANCE
         if not ok:
             where = f"column {list(idx) if len(idx) > 1 else idx[0]}" if idx else "the vector"
-            shown = str(s) if exact else repr(float(s))
+            shown = _shown(s) if exact else repr(float(s))
             raise ValidationError(f"{name}: {where} sums to {shown}, expected exactly 1"
                                   + ("" if exact else f" (within {FLOAT_TOLERANCE})"))
 

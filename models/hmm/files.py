@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InputError, InstanceFileError, LimitError, ValidationError
-from .limits import (MAX_FILE_BYTES, check_regular_file, MAX_NESTING, check_lifted_states, check_number_text,
-                     check_string_number)
+from .limits import (MAX_FILE_BYTES, check_regular_file, check_lifted_states, check_number_text,
+                     loads_strict)
 from .values import HMM, MemoryHMM, register_file_io
 from .rational import format_array
 
@@ -60,81 +60,19 @@ def read_json(path: str | Path) -> Any:
     Limits (SPEC section 2) are decided before any value is expanded: file size, nesting depth
     (:data:`~.limits.MAX_NESTING`), digits per number (:data:`~.limits.MAX_DIGITS`, so
     ``1e999999999`` is refused, not computed); a key repeated in one object is refused (JSON
-    leaves its meaning open).
+    leaves its meaning open) (:func:`~.limits.loads_strict`).
 
     Raises:
         InstanceFileError: missing file, not a regular file, invalid JSON (naming the line and
             column), duplicate keys; LimitError: a limit above.
     """
     text = read_text_file(path, what="instance file")
-    depth = _max_depth(text)
-    if depth > MAX_NESTING:
-        raise LimitError(f"{path}: JSON nested more than {MAX_NESTING} deep; the limit is {MAX_NESTING} "
-                         "(an instance file needs at most 5)")
     where = str(path)
     try:
-        data = json.loads(text, parse_float=lambda t: check_number_text(t, where=where),
-                          parse_int=lambda t: check_number_text(t, where=where),
-                          parse_constant=lambda c: _reject_constant(path, c),
-                          object_pairs_hook=lambda pairs: _no_duplicates(path, pairs))
+        return loads_strict(text, where, number=lambda t: check_number_text(t, where=where),
+                            depth_note=" (an instance file needs at most 5)")
     except json.JSONDecodeError as exc:
         raise InstanceFileError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    except RecursionError:
-        raise LimitError(f"{path}: JSON nested too deeply; the limit is {MAX_NESTING}") from None
-    _check_strings(data, where)
-    return data
-
-
-def _reject_constant(path, name: str):
-    raise InstanceFileError(f"{path}: {name} is not a number; instance files need finite values")
-
-
-def _max_depth(text: str) -> int:
-    """The deepest bracket nesting of JSON text, skipping strings (no parsing, no recursion)."""
-    depth = best = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > best:
-                best = depth
-                if best > MAX_NESTING:
-                    return best
-        elif ch in "]}":
-            depth -= 1
-    return best
-
-
-def _no_duplicates(path, pairs: list) -> dict:
-    out: dict = {}
-    for key, value in pairs:
-        if key in out:
-            raise InstanceFileError(f"{path}: the key {key!r} appears twice in one object; "
-                                    "keep one (JSON leaves which one counts open)")
-        out[key] = value
-    return out
-
-
-def _check_strings(data: Any, where: str) -> None:
-    """Refuse numeric strings (``"p/q"``, decimals) beyond the digit limit (iterative walk)."""
-    stack = [data]
-    while stack:
-        obj = stack.pop()
-        if isinstance(obj, str):
-            check_string_number(obj, where=where)
-        elif isinstance(obj, dict):
-            stack.extend(obj.values())
-        elif isinstance(obj, list):
-            stack.extend(obj)
 
 
 def parse_instance(data: Any, *, exact: bool = True, source: str = "instance") -> HMM | MemoryHMM:
@@ -236,7 +174,7 @@ def _load_npz(path: str | Path, *, exact: bool) -> HMM:
     """A ``.npz`` instance as an :class:`HMM`: exact files as Fractions, float files as floats
     (read exactly as the decimals they print as when ``exact``, like a JSON number)."""
     from ..exceptions import ExactnessError
-    from .npz import npz_sizes, read_npz
+    from .npz import npz_sizes, read_npz, short_numbers
 
     source = str(path)
     states, tokens = npz_sizes(path)
@@ -259,8 +197,8 @@ def _load_npz(path: str | Path, *, exact: bool) -> HMM:
             inner = text.split("; the float model")[0].removeprefix("to_exact: ")
             raise ValidationError(f"{inner} (float64 entries read as the decimals they print as, like "
                                   "JSON numbers)") from None
-    except InputError as exc:
-        raise type(exc)(f"{source}: {exc}") from None
+    except InputError as exc:                   # a float read exactly can sum to a 700-digit fraction
+        raise type(exc)(f"{source}: {short_numbers(str(exc))}") from None
 
 
 def instance_to_dict(model: HMM | MemoryHMM, *, witness: dict | None = None,

@@ -8,6 +8,7 @@ way forward (a smaller size, another mode).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from decimal import Decimal, InvalidOperation
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from ..exceptions import InstanceFileError, LimitError
 
-__all__ = ["check_regular_file", "MAX_DIGITS", "MAX_NESTING", "MAX_FILE_BYTES", "MAX_NPZ_BYTES", "MAX_NPZ_ENTRIES", "MAX_LIFTED_STATES", "number_digits",
+__all__ = ["loads_strict", "check_regular_file", "MAX_DIGITS", "MAX_NESTING", "MAX_FILE_BYTES", "MAX_NPZ_BYTES", "MAX_NPZ_ENTRIES", "MAX_LIFTED_STATES", "number_digits",
            "check_number_text", "check_string_number", "lifted_state_count", "check_lifted_states", "FLOAT_TOLERANCE"]
 
 # a float model's stochastic vectors must sum to 1 within this (exact models: exactly)
@@ -164,3 +165,77 @@ def check_regular_file(path, *, what: str, limit: int) -> int:
     if info.st_size > limit:
         raise LimitError(f"{path}: {info.st_size} bytes; the limit for a {what} is {limit} bytes")
     return info.st_size
+
+
+def loads_strict(text: str, where: str, *, number, depth_note: str = ""):
+    """JSON text read under the input limits, the one strict reader of instance files and of a
+    ``.npz`` file's ``meta``: nesting up to :data:`MAX_NESTING` (decided on the text, without
+    recursion), every number through ``number`` (e.g. :func:`check_number_text`), no NaN or
+    infinity, no key twice in one object, no numeric string beyond :data:`MAX_DIGITS`.
+
+    Raises:
+        LimitError: nesting; InstanceFileError: NaN, infinity, a repeated key;
+        json.JSONDecodeError: not JSON (the caller names the file).
+    """
+    if _max_depth(text) > MAX_NESTING:
+        raise LimitError(f"{where}: JSON nested more than {MAX_NESTING} deep; the limit is {MAX_NESTING}{depth_note}")
+    try:
+        data = json.loads(text, parse_float=number, parse_int=number,
+                          parse_constant=lambda c: _reject_constant(where, c),
+                          object_pairs_hook=lambda pairs: _no_duplicates(where, pairs))
+    except RecursionError:
+        raise LimitError(f"{where}: JSON nested too deeply; the limit is {MAX_NESTING}") from None
+    _check_strings(data, where)
+    return data
+
+
+def _reject_constant(where, name: str):
+    raise InstanceFileError(f"{where}: {name} is not a number; instance files need finite values")
+
+
+def _max_depth(text: str) -> int:
+    """The deepest bracket nesting of JSON text, skipping strings (no parsing, no recursion)."""
+    depth = best = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > best:
+                best = depth
+                if best > MAX_NESTING:
+                    return best
+        elif ch in "]}":
+            depth -= 1
+    return best
+
+
+def _no_duplicates(where, pairs: list) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise InstanceFileError(f"{where}: the key {key!r} appears twice in one object; "
+                                    "keep one (JSON leaves which one counts open)")
+        out[key] = value
+    return out
+
+
+def _check_strings(data, where: str) -> None:
+    """Refuse numeric strings (``"p/q"``, decimals) beyond the digit limit (iterative walk)."""
+    stack = [data]
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, str):
+            check_string_number(obj, where=where)
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+        elif isinstance(obj, list):
+            stack.extend(obj)

@@ -15,13 +15,21 @@ its arrays. Layout (every entry a plain numpy array; nothing is ever unpickled):
 
 Reading decides everything it can from the zip directory and the ``.npy`` headers (names,
 dtypes, shapes) before any array is read, refuses object (pickled) arrays, and then checks the
-values exactly as a JSON instance is checked, with the same messages.
+values exactly as a JSON instance is checked, with the same messages. From the headers alone
+(so a small compressed file that declares gigabytes is refused before anything is allocated):
+the entries of all arrays together (:data:`~.limits.MAX_NPZ_ENTRIES`), the tokens ``|X|``
+(:data:`MAX_NPZ_TOKENS`), the length of every string (``meta`` up to
+:data:`~.limits.MAX_FILE_BYTES` characters, like a JSON file; the others short), and the
+consistency of the shapes (``A`` square, ``W`` with ``|H|`` columns, ``pi0`` and ``mu`` of
+length ``|H|``, one denominator per column). ``meta`` is read as strictly as a JSON instance
+file (nesting depth, digits per number, duplicate keys, no NaN).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -31,9 +39,21 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InstanceFileError, LimitError, ValidationError
-from .limits import MAX_NPZ_BYTES, MAX_NPZ_ENTRIES, check_regular_file
+from .limits import (MAX_DIGITS, MAX_FILE_BYTES, MAX_NPZ_BYTES, MAX_NPZ_ENTRIES, check_number_text,
+                     check_regular_file, loads_strict)
 
-__all__ = ["is_npz", "read_npz", "NpzInstance", "write_npz", "npz_sizes", "npz_counts", "exact_parts"]
+__all__ = ["is_npz", "read_npz", "NpzInstance", "write_npz", "npz_sizes", "npz_counts", "exact_parts",
+           "MAX_NPZ_TOKENS", "short_numbers"]
+
+MAX_NPZ_TOKENS = 100_000
+"""Tokens ``|X|`` (rows of ``W``) of a ``.npz`` instance, refused from the headers before ``W``
+is read (a file of a megabyte can declare millions of rows): ten times the vocabularies of the
+HMM language models the large path is for (about 10,000, Chiu and Rush 2020) and of
+``verify theorem --vocab`` (at most 10,000)."""
+
+_SHORT_STRING = 16
+"""Characters of the short string entries (``kind``, ``NAME.format``, ``witness.theorem``:
+``"hmm"``, ``"csc"``, ``"3.6"``), checked on the header before the string is read."""
 
 
 _ARRAYS = ("A", "W", "pi0", "mu")
@@ -108,6 +128,58 @@ class NpzInstance:
         return dense / (den[0] if dense.ndim == 1 else den[None, :])
 
 
+_LONG_NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)(?:/(\d+))?(?![\w.])")
+
+
+def short_numbers(text: str, *, longest: int = 48) -> str:
+    """``text`` with every number (integer, decimal or ``p/q``) longer than ``longest``
+    characters shown by a few significant digits and its size, so that one message line stays
+    readable: a float file read exactly (``5e-324`` is a 324-digit decimal) can make a column
+    sum a fraction of hundreds of digits.
+
+    >>> short_numbers("sums to " + "1" + "0" * 29 + "1/" + "1" + "0" * 30 + ", expected exactly 1")
+    'sums to about 1.000000000 (1 + 1.00E-30, a 31/31-digit fraction), expected exactly 1'
+    """
+    from decimal import Decimal, localcontext
+    from fractions import Fraction
+
+    def decimal(value: Fraction, digits: int) -> Decimal:
+        with localcontext() as ctx:
+            ctx.prec = digits
+            return Decimal(value.numerator) / Decimal(value.denominator)
+
+    def shorten(m: re.Match) -> str:
+        whole = m.group(0)
+        if len(whole) <= longest:
+            return whole
+        parts = [g for g in m.groups() if g]
+        if max(len(g) for g in parts) <= MAX_DIGITS:    # (beyond: int() may refuse the text)
+            try:
+                return approximate(*m.groups())
+            except (ValueError, ArithmeticError):
+                pass
+        return f"{whole[:12]}...{whole[-8:]} ({len(whole)} characters)"
+
+    def approximate(num: str, den: str | None) -> str:
+        if not den:
+            size = len(num.lstrip("-").replace(".", ""))
+            return f"{decimal(Fraction(num), 10):.9E} (a {size}-digit number)"
+        if not int(den):
+            raise ValueError("a zero denominator")
+        value = Fraction(int(num), int(den))
+        near = round(value) if abs(value) < 2 ** 53 else None
+        rest = value - near if near is not None else None
+        what = f"a {len(num.lstrip('-'))}/{len(den)}-digit fraction"
+        if near is not None and rest == 0:
+            return f"{near} ({what})"
+        if near is not None and abs(rest) < Fraction(1, 10 ** 6):
+            sign = "+" if rest > 0 else "-"
+            return f"about {decimal(value, 10):f} ({near} {sign} {decimal(abs(rest), 3):.2E}, {what})"
+        return f"about {decimal(value, 10):.10G} ({what})"
+
+    return _LONG_NUMBER.sub(shorten, text)
+
+
 def _fail(path, text: str) -> InstanceFileError:
     return InstanceFileError(f"{path}: {text}")
 
@@ -150,16 +222,112 @@ def _headers(path: str, zf: zipfile.ZipFile) -> dict[str, _Header]:
 
 
 def npz_sizes(path: str | Path) -> tuple[int, int]:
-    """``(|H|, |X|)`` of a ``.npz`` instance from its headers alone (no array is read)."""
+    """``(|H|, |X|)`` of a ``.npz`` instance from its headers alone (no array is read), after
+    the checks the headers decide (:func:`_check_headers`: names, limits, consistent shapes)."""
     p = str(path)
     check_regular_file(p, what=".npz instance file", limit=MAX_NPZ_BYTES)
     try:
         with zipfile.ZipFile(p) as zf:
             heads = _headers(p, zf)
-            shapes = {n: _matrix_shape(p, zf, heads, n) for n in ("A", "W")}
+            return _check_headers(p, zf, heads)
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise _fail(p, f"not a readable .npz file ({exc})") from None
-    return shapes["A"][0], shapes["W"][0]
+
+
+def _known_names() -> set[str]:
+    return set(_STRINGS) | {f"{n}{s}" for n in _ARRAYS + _WITNESS for s in ("", ".den")} | {
+        f"{n}.{part}" for n in _ARRAYS for part in _SPARSE_PARTS}
+
+
+def _string_header(path, name: str, h: _Header) -> None:
+    """A string entry's dtype, shape and declared length, from its header (nothing is read):
+    ``meta`` up to :data:`~.limits.MAX_FILE_BYTES` characters (JSON text, like an instance
+    file), the other strings up to :data:`_SHORT_STRING`."""
+    if h.dtype.kind != "U" or h.shape not in ((), (1,)):
+        raise _fail(path, f"entry {name!r} must be a string (a 0-d unicode array), found dtype {h.dtype} "
+                          f"shape {h.shape}")
+    chars = h.dtype.itemsize // 4
+    if name == "meta":
+        if chars > MAX_FILE_BYTES:
+            raise LimitError(f"{path}: entry 'meta' declares {chars} characters of JSON text; the limit is "
+                             f"{MAX_FILE_BYTES} (that of a JSON instance file)")
+    elif chars > _SHORT_STRING:
+        want = ("'hmm'" if name == "kind" else "'csr' or 'csc'" if name.endswith(".format")
+                else "a theorem id such as '3.6'")
+        raise _fail(path, f"entry {name!r} declares a string of {chars} characters; expected {want}")
+
+
+def _check_headers(path, zf, heads) -> tuple[int, int]:
+    """``(|H|, |X|)``, after everything the headers decide, before any array but the tiny
+    ``NAME.shape`` entries is read: known names, the entry limit, string lengths, dense
+    arrays' dimensions, the shapes' consistency (``A`` square, ``W`` ``|X| x |H|``, ``pi0``
+    ``(|H|,)``, ``mu`` ``(|H|,)`` or ``(k, |H|)``, witness vectors, denominators' counts) and
+    the token limit.
+
+    Raises:
+        InstanceFileError: an unknown entry, a malformed string, a sparse vector;
+        ValidationError: inconsistent shapes; LimitError: entries, tokens, ``meta`` length.
+    """
+    unknown = sorted(set(heads) - _known_names())
+    if unknown:
+        raise _fail(path, f"unknown entry {unknown[0]!r} (allowed: kind, A, W, pi0, mu, their .den and sparse "
+                          "parts, witness.theorem, witness.u, witness.b, meta)")
+    total = sum(math.prod(h.shape) for h in heads.values())
+    if total > MAX_NPZ_ENTRIES:
+        raise LimitError(f"{path}: {total} array entries; the limit for a .npz instance is {MAX_NPZ_ENTRIES} "
+                         "(store A and W sparse)")
+    for name in sorted(_STRINGS & set(heads)):
+        _string_header(path, name, heads[name])
+    for name in ("pi0", "mu"):
+        if name not in heads and any(f"{name}.{part}" in heads for part in _SPARSE_PARTS):
+            raise _fail(path, f"{name!r}: only A and W may be stored sparse")
+    for name in ("A", "W"):
+        if name in heads and len(heads[name].shape) != 2:
+            raise ValidationError(f"{path}: {name}: expected a matrix, found shape {heads[name].shape}")
+    shape_a = _matrix_shape(path, zf, heads, "A")
+    if len(shape_a) != 2 or shape_a[0] != shape_a[1] or shape_a[0] == 0:
+        raise ValidationError(f"{path}: A: expected a nonempty square matrix (|H| x |H|), found shape {shape_a}")
+    n = shape_a[0]
+    shape_w = _matrix_shape(path, zf, heads, "W")
+    if len(shape_w) != 2 or shape_w[1] != n or shape_w[0] == 0:
+        raise ValidationError(f"{path}: W: expected shape (|X|, {n}) (tokens x hidden states), found {shape_w}")
+    x = shape_w[0]
+    if x > MAX_NPZ_TOKENS:
+        raise LimitError(f"{path}: W has {x} rows (tokens |X|); the limit for a .npz instance is {MAX_NPZ_TOKENS} "
+                         "tokens")
+    shape_p = _matrix_shape(path, zf, heads, "pi0")
+    if shape_p != (n,):
+        raise ValidationError(f"{path}: pi0: expected shape ({n},) (one probability per hidden state), "
+                              f"found {shape_p}")
+    shapes = {"A": shape_a, "W": shape_w, "pi0": shape_p}
+    classes = 1
+    if "mu" in heads:
+        shape_m = heads["mu"].shape
+        if not (shape_m == (n,) or (len(shape_m) == 2 and shape_m[0] >= 2 and shape_m[1] == n)):
+            raise ValidationError(f"{path}: mu: expected shape ({n},) (one weight per hidden state) or (k, {n}) "
+                                  f"with k >= 2 classes, found {shape_m}")
+        shapes["mu"] = shape_m
+        classes = shape_m[0] if len(shape_m) == 2 else 1
+    longest = max(n, x)
+    for name in _WITNESS:
+        if name not in heads:
+            continue
+        shape = heads[name].shape
+        if len(shape) not in (1, 2) or shape[-1] > longest or (len(shape) == 2 and shape[0] > classes):
+            rows = f" (or one row per class, {classes} here)" if classes > 1 else ""
+            raise ValidationError(f"{path}: {name}: expected a vector of at most {longest} entries (one per hidden "
+                                  f"state or token){rows}, found shape {shape}")
+        shapes[name] = shape
+    for name, shape in shapes.items():
+        den = heads.get(f"{name}.den")
+        if den is None:
+            continue
+        want = shape[1] if len(shape) == 2 else 1
+        if math.prod(den.shape) != want:
+            raise ValidationError(f"{path}: {name}.den: expected {want} denominator(s) "
+                                  f"({'one per column' if len(shape) == 2 else 'one for the vector'}), "
+                                  f"found {math.prod(den.shape)}")
+    return n, x
 
 
 def npz_counts(path: str | Path) -> tuple[int, int, int, int]:
@@ -210,10 +378,7 @@ def _read(path: str, zf: zipfile.ZipFile, heads: dict, name: str) -> np.ndarray:
 
 
 def _string(path, zf, heads, name) -> str:
-    h = heads[name]
-    if h.dtype.kind != "U" or h.shape not in ((), (1,)):
-        raise _fail(path, f"entry {name!r} must be a string (a 0-d unicode array), found dtype {h.dtype} "
-                          f"shape {h.shape}")
+    _string_header(path, name, heads[name])
     return str(_read(path, zf, heads, name).reshape(()))
 
 
@@ -260,16 +425,7 @@ def read_npz(path: str | Path) -> NpzInstance:
         raise _fail(p, f"not a readable .npz file ({exc})") from None
     with zf:
         heads = _headers(p, zf)
-        known = set(_STRINGS) | {f"{n}{s}" for n in _ARRAYS + _WITNESS for s in ("", ".den")} | {
-            f"{n}.{part}" for n in _ARRAYS for part in _SPARSE_PARTS}
-        unknown = sorted(set(heads) - known)
-        if unknown:
-            raise _fail(p, f"unknown entry {unknown[0]!r} (allowed: kind, A, W, pi0, mu, their .den and sparse "
-                           "parts, witness.theorem, witness.u, witness.b, meta)")
-        total = sum(math.prod(h.shape) for h in heads.values())
-        if total > MAX_NPZ_ENTRIES:
-            raise LimitError(f"{p}: {total} array entries; the limit for a .npz instance is {MAX_NPZ_ENTRIES} "
-                             "(store A and W sparse)")
+        _check_headers(p, zf, heads)
         if "kind" not in heads:
             raise _fail(p, "missing entry 'kind' (the string 'hmm')")
         kind = _string(p, zf, heads, "kind")
@@ -309,11 +465,29 @@ def read_npz(path: str | Path) -> NpzInstance:
         if "witness.theorem" in heads:
             out.witness["theorem"] = _string(p, zf, heads, "witness.theorem")
         if "meta" in heads:
-            try:
-                out.meta = json.loads(_string(p, zf, heads, "meta"))
-            except json.JSONDecodeError as exc:
-                raise _fail(p, f"entry 'meta' is not JSON text ({exc.msg})") from None
+            out.meta = _parse_meta(p, _string(p, zf, heads, "meta"))
     return out
+
+
+def _parse_meta(path, text: str) -> Any:
+    """The ``meta`` JSON text, read as strictly as a JSON instance file (:func:`.files.read_json`):
+    nesting up to :data:`~.limits.MAX_NESTING` (decided on the text, without recursion), digits
+    per number up to :data:`~.limits.MAX_DIGITS`, no NaN or infinity, no duplicate keys, no
+    over-long numeric strings. Numbers are kept as ``int`` and ``float``, as before.
+
+    Raises:
+        InstanceFileError: not JSON, NaN, a duplicate key; LimitError: a limit above.
+    """
+    where = f"{path}: meta"
+
+    def number(t: str):
+        value = check_number_text(t, where=where)
+        return value if isinstance(value, int) else float(t)
+
+    try:
+        return loads_strict(text, where, number=number)
+    except json.JSONDecodeError as exc:
+        raise _fail(path, f"entry 'meta' is not JSON text ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
 
 
 def _load_array(path, zf, heads, name) -> tuple[Any, bool]:
@@ -378,6 +552,10 @@ def _denominators(path, zf, heads, name, arr) -> np.ndarray:
     _numeric(path, f"{name}.den", h, None)
     shape = np.shape(arr)
     want = (shape[1],) if len(shape) == 2 else (1,)
+    if math.prod(h.shape) != want[0]:                  # decided on the header, before the read
+        raise ValidationError(f"{path}: {name}.den: expected {want[0]} denominator(s) "
+                              f"({'one per column' if len(shape) == 2 else 'one for the vector'}), found "
+                              f"{math.prod(h.shape)}")
     den = np.asarray(_read(path, zf, heads, f"{name}.den"), dtype=np.int64).reshape(-1)
     if den.shape != want:
         raise ValidationError(f"{path}: {name}.den: expected {want[0]} denominator(s) "

@@ -30,8 +30,9 @@ import numpy as np
 from ..exceptions import InputError, ValidationError
 from .limits import FLOAT_TOLERANCE
 from .arrays import (_check_distributions, _check_nonnegative, _check_shape, _check_stochastic,  # noqa: F401
-                     _check_task_shape, _decimal_array, _float_form, _is_exact,
-                     _own_fields, _pointing_to_rationalize, _to_float64, as_array)
+                     _check_exact_flag, _check_task_shape, _decimal_array, _float_form, _is_exact,
+                     _own_fields, _pointing_to_rationalize, _register, _to_float64, as_array,
+                     check_dense_size, check_model_arrays, check_path)
 from .base import _file_io, _Sizes, register_file_io  # noqa: F401  (_to_float64: read by tests)
 
 __all__ = ["HMM", "MemoryHMM", "FLOAT_TOLERANCE", "as_array", "register_file_io"]
@@ -65,12 +66,28 @@ class HMM(_Sizes):
 
     @classmethod
     def create(cls, A: Any, W: Any, pi0: Any, mu: Any = None, *, exact: bool = True) -> "HMM":
-        """Build from nested lists/arrays, exact (Fractions; floats refused) or float64."""
-        return cls(as_array(A, exact=exact, name="A"), as_array(W, exact=exact, name="W"),
-                   as_array(pi0, exact=exact, name="pi0"),
-                   None if mu is None else as_array(mu, exact=exact, name="mu"))
+        """Build from nested lists/arrays, exact (Fractions; floats refused) or float64.
+
+        Sizes are decided first, from the shapes alone: at most
+        :data:`~.arrays.DENSE_MAX_STATES` hidden states (2,000 exact, 16,384 float) and
+        :data:`~.arrays.DENSE_MAX_ENTRIES` entries in all (larger models are held sparse, as a
+        :class:`~headprompt.models.hmm.large.LargeHMM`); numbers up to 4,000 digits, as in an
+        instance file.
+
+        Raises:
+            LimitError: a size or number past those limits (before anything is converted);
+            ValidationError, InputError: as :func:`~.arrays.as_array` and the constructor.
+        """
+        _check_exact_flag(exact)
+        given = {"A": A, "W": W, "pi0": pi0, "mu": mu}
+        check_dense_size(given, exact=exact)
+        # fresh arrays nobody else holds: the model keeps them (checked in full, not copied again)
+        arrays = {k: None if k == "mu" and v is None else _register(as_array(v, exact=exact, name=k))
+                  for k, v in given.items()}
+        return cls(arrays["A"], arrays["W"], arrays["pi0"], arrays["mu"])
 
     def __post_init__(self) -> None:
+        check_model_arrays(self, ("A", "W", "pi0", "mu"), optional=("mu",))
         arrays = [self.A, self.W, self.pi0] + ([] if self.mu is None else [self.mu])
         if not (_is_exact(*arrays) or all(a.dtype.kind == "f" for a in arrays)):
             raise ValidationError("HMM: arrays must be all exact (Fraction objects) or all "
@@ -158,8 +175,11 @@ class HMM(_Sizes):
 
     def save(self, path: Any, *, witness: dict | None = None, meta: dict | None = None) -> None:
         """Write this model as an instance file: ``.npz`` (binary, exact or float, sparse where
-        that is smaller) or JSON, by the extension; see :mod:`headprompt.models.hmm.files`."""
-        _file_io("save")(self, path, witness=witness, meta=meta)
+        that is smaller) or JSON, by the extension; see :mod:`headprompt.models.hmm.files`.
+
+        Raises:
+            InputError: ``path`` not a str or ``pathlib.Path``; a file that cannot be written."""
+        _file_io("save")(self, check_path(path), witness=witness, meta=meta)
 
     @classmethod
     def load(cls, path: Any, *, exact: bool = True) -> "HMM":
@@ -167,7 +187,8 @@ class HMM(_Sizes):
 
         Raises:
             InputError: an unreadable or invalid file (one line naming the problem)."""
-        model = _file_io("load")(path, exact=exact)
+        _check_exact_flag(exact)
+        model = _file_io("load")(check_path(path), exact=exact)
         if not isinstance(model, cls):
             raise InputError(f"{path}: holds a {type(model).__name__}, not an HMM")
         return model
@@ -301,6 +322,7 @@ class MemoryHMM(_Sizes):
                    None if mu is None else as_array(mu, exact=exact, name="mu"), int(target_cell), cells_arr)
 
     def __post_init__(self) -> None:
+        check_model_arrays(self, ("A", "W", "pi0", "pM", "mu", "pM_cells"), optional=("mu", "pM_cells"))
         arrays = [self.A, self.W, self.pi0, self.pM] + [a for a in (self.mu, self.pM_cells) if a is not None]
         if not (_is_exact(*arrays) or all(a.dtype.kind == "f" for a in arrays)):
             raise ValidationError("MemoryHMM: arrays must be all exact or all float64")

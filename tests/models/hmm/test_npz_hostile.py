@@ -2,20 +2,32 @@
 refused with the dense (JSON) model's own message, or read as exactly the numbers it holds.
 
 Oracles: the dense float checks of :meth:`HMM.create` on the same arrays (an independent
-implementation of the same validation), numpy's own conversions and counts."""
+implementation of the same validation), numpy's own conversions and counts.
 
+Then files of any size refused from their ``.npy`` headers alone (an input audit's
+reproductions): size bombs (tokens, strings, denominators), ``meta`` read as strictly as a JSON
+instance, every array's dimensions and the shapes' consistency, and messages that show a
+hundreds-of-digits number by a few digits."""
+
+import io
 import json
+import math
 import re
 import subprocess
 import sys
+import time
+import tracemalloc
+import zipfile
 
 import numpy as np
 import pytest
 from scipy import sparse
 
-from headprompt.models.exceptions import ValidationError
+from headprompt.models.exceptions import InputError, InstanceFileError, LimitError, ValidationError
+from headprompt.models.hmm.files import load_instance
 from headprompt.models.hmm.large import LargeHMM
-from headprompt.models.hmm.npz import read_npz
+from headprompt.models.hmm.limits import MAX_FILE_BYTES, MAX_NESTING
+from headprompt.models.hmm.npz import MAX_NPZ_TOKENS, npz_sizes, read_npz, short_numbers
 from headprompt.models.hmm.values import HMM
 
 
@@ -177,3 +189,225 @@ def test_cost_counts_of_a_dense_stored_file_are_its_nonzeros(tmp_path):
     packed = str(tmp_path / "packed.npz")
     np.savez_compressed(packed, **dense)                  # compressed: not counted, the entries bound it
     assert npz_counts(packed) == (40, 50, 1600, 2000)
+
+
+# ---- hostile files decided on the headers: size bombs, strings, meta, dimensions (audit) ----
+#
+# Each file is built here (as the audit's reproductions in /tmp/audit_input/npz were): a small
+# exact model plus one hostile entry. A size bomb declares far more than it stores (a deflated
+# run of zeros, or only the header), so a loader that trusted it would allocate gigabytes; each
+# is refused with one line from the headers, in well under a second and without allocating.
+
+
+def small() -> dict:
+    """An exact 3-state, 2-token model (``A`` over 4, 8, 2; ``W`` over 3; ``pi0`` over 6)."""
+    return {"kind": np.array("hmm"), "A": np.array([[1, 4, 0], [3, 0, 1], [0, 4, 1]]), "A.den": np.array([4, 8, 2]),
+            "W": np.array([[1, 2, 3], [2, 1, 0]]), "W.den": np.array([3, 3, 3]), "pi0": np.array([1, 2, 3]),
+            "pi0.den": np.array([6]), "mu": np.array([1, -1, 0]), "mu.den": np.array([1])}
+
+
+def hostile(tmp_path, name: str, entries: dict, *, declared: dict | None = None, fill: int = 0) -> str:
+    """A deflated ``.npz`` of ``entries`` plus, for each ``declared`` name -> (descr, shape),
+    an entry whose header declares that array but which stores only ``fill`` bytes of zeros
+    (the whole array when ``fill`` is -1)."""
+    path = str(tmp_path / f"{name}.npz")
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for key, value in entries.items():
+            buf = io.BytesIO()
+            np.save(buf, value)
+            zf.writestr(key + ".npy", buf.getvalue())
+        for key, (descr, shape) in (declared or {}).items():
+            with zf.open(key + ".npy", "w", force_zip64=True) as fh:
+                head = io.BytesIO()
+                np.lib.format.write_array_header_1_0(head, {"descr": descr, "fortran_order": False, "shape": shape})
+                fh.write(head.getvalue())
+                left = np.dtype(descr).itemsize * math.prod(shape) if fill < 0 else fill
+                block = bytes(1 << 22)
+                while left > 0:
+                    fh.write(block[:min(left, len(block))])
+                    left -= len(block)
+    return path
+
+
+def refused_quickly(call, error=InputError, match=None):
+    """The error ``call()`` raises, checked to come within a second with under 32 MB
+    allocated (numpy's arrays are traced too): decided on the headers, nothing read."""
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(error, match=match) as got:
+            call()
+        took = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert took < 1.0 and peak < 32 * 2 ** 20, (took, peak)      # measured: milliseconds, under 1 MB
+    text = str(got.value)
+    assert "\n" not in text and len(text) < 400
+    return text
+
+
+def test_a_vocabulary_beyond_the_token_limit_is_refused_before_W_is_read(tmp_path):
+    """``bomb_W5M``: a dense ``W`` of 5,000,000 x 3 int64 (120 MB of zeros, deflated to about
+    120 KB; a 50M-row one is 1.2 MB) was read whole and made Fractions: many GB."""
+    e = small()
+    del e["W"]
+    e["W.den"] = np.array([1, 1, 1])
+    rows = 5_000_000
+    path = hostile(tmp_path, "bomb_W5M", e, declared={"W": ("<i8", (rows, 3))}, fill=-1)
+    for call in (lambda: npz_sizes(path), lambda: read_npz(path), lambda: load_instance(path),
+                 lambda: load_instance(path, exact=False)):
+        text = refused_quickly(call, LimitError, match="tokens")
+        assert f"W has {rows} rows (tokens |X|)" in text and f"limit for a .npz instance is {MAX_NPZ_TOKENS}" in text
+    at_limit = hostile(tmp_path, "at_limit", e, declared={"W": ("<i8", (MAX_NPZ_TOKENS + 1, 3))})
+    refused_quickly(lambda: npz_sizes(at_limit), LimitError, match=f"W has {MAX_NPZ_TOKENS + 1} rows")
+
+
+def test_a_sparse_W_declaring_2_to_the_40_rows_is_refused_before_it_is_built(tmp_path):
+    """``W_sparse_huge_rows``: ``W.shape`` [2^40, 3] with three nonzeros (MemoryError before)."""
+    e = small()
+    W = sparse.csc_array(e.pop("W"))
+    e.update({"W.data": W.data, "W.indices": W.indices.astype(np.int64), "W.indptr": W.indptr.astype(np.int64),
+              "W.shape": np.array([2 ** 40, 3]), "W.format": np.array("csc")})
+    path = save(tmp_path, "W_sparse_huge_rows", e)
+    for call in (lambda: npz_sizes(path), lambda: read_npz(path), lambda: load_instance(path)):
+        refused_quickly(call, LimitError, match=r"W has 1099511627776 rows \(tokens \|X\|\)")
+
+
+@pytest.mark.parametrize("name,error,words", [
+    ("kind", InstanceFileError, "entry 'kind' declares a string of 500000000 characters; expected 'hmm'"),
+    ("meta", LimitError, f"entry 'meta' declares 500000000 characters of JSON text; the limit is {MAX_FILE_BYTES}"),
+    ("A.format", InstanceFileError, "entry 'A.format' declares a string of 500000000 characters"),
+    ("witness.theorem", InstanceFileError, "entry 'witness.theorem' declares a string of 500000000 characters")])
+def test_a_string_entry_declaring_half_a_billion_characters_is_refused_on_its_header(tmp_path, name, error, words):
+    """``bomb_kind_U`` / ``bomb_meta_U``: a 0-d unicode array of 500,000,000 characters is one
+    array entry but 2 GB; its declared size is checked before it is read (only a few bytes are
+    stored here: reading it would fail differently)."""
+    e = small()
+    if name == "A.format":
+        A = sparse.csc_array(e.pop("A"))
+        e.update({"A.data": A.data, "A.indices": A.indices, "A.indptr": A.indptr, "A.shape": np.array([3, 3])})
+    e.pop(name, None)
+    path = hostile(tmp_path, name, e, declared={name: ("<U500000000", ())}, fill=64)
+    for call in (lambda: npz_sizes(path), lambda: read_npz(path), lambda: load_instance(path)):
+        assert words in refused_quickly(call, error)
+
+
+@pytest.mark.parametrize("text,error,words", [
+    ("[" * 200_000 + "]" * 200_000, LimitError, f"meta: JSON nested more than {MAX_NESTING} deep"),
+    ('{"instance":' * 50_000 + "1" + "}" * 50_000, LimitError, f"meta: JSON nested more than {MAX_NESTING} deep"),
+    ("[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1), LimitError, "nested more than"),
+    ('{"seed": NaN}', InstanceFileError, "meta: NaN is not a number"),
+    ('{"seed": 1, "seed": 2}', InstanceFileError, "meta: the key 'seed' appears twice"),
+    ('{"seed": ' + "9" * 5000 + "}", LimitError, "meta: the integer 999999999999...99999999 (5000 characters)"),
+    ('{"seed": "1e-99999"}', LimitError, "meta: the number 1e-99999 would need"),
+    ("{'seed': 1}", InstanceFileError, "entry 'meta' is not JSON text (Expecting property name")])
+def test_meta_is_read_as_strictly_as_a_json_instance_file(tmp_path, text, error, words):
+    """``meta_deep`` / ``meta_deep_obj``: 200,000 nested lists raised RecursionError (exit 4);
+    meta now gets the instance files' JSON reading (depth, digits, NaN, duplicate keys)."""
+    path = save(tmp_path, "meta", {**small(), "meta": np.array(text)})
+    with pytest.raises(error) as got:
+        read_npz(path)
+    assert words in str(got.value) and "\n" not in str(got.value)
+    assert not isinstance(got.value, RecursionError)
+
+
+def test_meta_within_the_limits_reads_as_before(tmp_path):
+    meta = {"seed": 3, "x": 0.25, "deep": [[[[1]]]], "instance": {"B": [0, 2]}}
+    assert read_npz(save(tmp_path, "ok", {**small(), "meta": np.array(json.dumps(meta))})).meta == meta
+
+
+@pytest.mark.parametrize("name,value,words", [
+    ("mu", np.array([[[1, -1, 0]]]), "mu: expected shape (3,) (one weight per hidden state) or (k, 3) with k >= 2 "
+                                     "classes, found (1, 1, 3)"),
+    ("mu", np.array([[1, -1, 0]]), "mu: expected shape (3,)"),
+    ("mu", np.array([1, -1]), "found (2,)"),
+    ("pi0", np.array([[1, 2, 3]]), "pi0: expected shape (3,) (one probability per hidden state), found (1, 3)"),
+    ("A", np.array([[[1, 4, 0], [3, 0, 1], [0, 4, 1]]]), "A: expected a matrix, found shape (1, 3, 3)"),
+    ("A", np.array([[1, 4, 0], [3, 0, 1]]), "A: expected a nonempty square matrix (|H| x |H|), found shape (2, 3)"),
+    ("W", np.array([1, 2, 3]), "W: expected a matrix, found shape (3,)"),
+    ("W", np.array([[1, 2], [2, 1]]), "W: expected shape (|X|, 3) (tokens x hidden states), found (2, 2)"),
+    ("witness.b", np.array([[[1, 2]]]), "witness.b: expected a vector of at most 3 entries"),
+    ("witness.u", np.arange(4), "witness.u: expected a vector of at most 3 entries")])
+def test_every_array_dimension_is_checked_on_the_header(tmp_path, name, value, words):
+    """``mu_3d``: ``mu`` of shape (1, 1, 3) raised TypeError (exit 4) while made into Fractions."""
+    e = {**small(), name: value}
+    if name.startswith("witness."):
+        e[f"{name}.den"] = np.array([1])
+    path = save(tmp_path, name, e)
+    for call in (lambda: npz_sizes(path), lambda: read_npz(path), lambda: load_instance(path)):
+        with pytest.raises(ValidationError) as got:
+            call()
+        assert words in str(got.value)
+
+
+def test_denominators_are_counted_on_the_header_before_they_are_read(tmp_path):
+    e = small()
+    del e["A.den"]
+    path = hostile(tmp_path, "den", e, declared={"A.den": ("<i8", (100_000_000,))})
+    text = refused_quickly(lambda: read_npz(path), ValidationError)
+    assert "A.den: expected 3 denominator(s) (one per column), found 100000000" in text
+
+
+def test_a_sparse_A_that_is_not_square_is_named_before_any_size_estimate(tmp_path):
+    """``sparse_shape_huge``: ``A.shape`` [2^62, 3] got a memory-estimate refusal (its 2^62
+    states sent it to the large-model path) instead of 'not square'."""
+    e = small()
+    A = sparse.csc_array(e.pop("A"))
+    e.update({"A.data": A.data, "A.indices": A.indices.astype(np.int64), "A.indptr": A.indptr.astype(np.int64),
+              "A.shape": np.array([2 ** 62, 3]), "A.format": np.array("csc")})
+    path = save(tmp_path, "sparse_shape_huge", e)
+    want = f"A: expected a nonempty square matrix (|H| x |H|), found shape ({2 ** 62}, 3)"
+    for call in (lambda: npz_sizes(path), lambda: read_npz(path), lambda: load_instance(path)):
+        assert want in refused_quickly(call, ValidationError)
+    proc = subprocess.run([sys.executable, "-m", "headprompt.verify", "theorem", "3.6", "--hmm", path],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [f"error: {path}: {want}"]
+
+
+def test_a_sum_of_hundreds_of_digits_is_shown_by_a_few(tmp_path):
+    """``float_subnormal``: ``pi0`` = [5e-324, 1 - 5e-324 (= 1.0), 0] read exactly sums to
+    1 + 5e-324, a fraction of two 324-digit integers that the message printed in full."""
+    e = {"kind": np.array("hmm"), "A": np.eye(3), "W": np.ones((1, 3)), "pi0": np.array([5e-324, 1 - 5e-324, 0]),
+         "mu": np.array([1.0, -1.0, 0.0])}
+    path = save(tmp_path, "float_subnormal", e)
+    with pytest.raises(ValidationError) as got:
+        load_instance(path)
+    text = str(got.value)
+    assert "pi0: the vector sums to about 1.000000000 (1 + 5.00E-324, a 324/324-digit fraction), expected " \
+           "exactly 1" in text
+    assert len(text) < 300 and not re.search(r"\d{49}", text)
+    assert load_instance(path, exact=False).pi0[0] == 5e-324           # float mode: within the tolerance
+
+
+def test_short_numbers_keeps_short_ones_and_shortens_long_ones():
+    assert short_numbers("A: column 1 sums to 51/50, entry [161, 0] is -4611686018427387904/25") == \
+        "A: column 1 sums to 51/50, entry [161, 0] is -4611686018427387904/25"
+    assert short_numbers("x " + "7" * 60 + " y") == "x 7.777777778E+59 (a 60-digit number) y"
+    assert short_numbers("sums to " + "3" * 39 + "4/" + "1" * 40) == "sums to about 3.000000000 (3 + 9.00E-40, a " \
+                                                                          "40/40-digit fraction)"
+    assert short_numbers("is " + "3" * 40 + "/" + "1" * 40) == "is 3 (a 40/40-digit fraction)"
+    assert short_numbers("is " + "1" * 30 + "/" + "7" * 30) == "is about 0.1428571429 (a 30/30-digit fraction)"
+    assert short_numbers("is -" + "9" * 400 + "/7") == "is about -1.428571429E+399 (a 400/1-digit fraction)"
+    assert short_numbers("is " + "1" * 5000 + "/3") == "is 111111111111...111111/3 (5002 characters)"
+
+
+def test_command_line_on_the_audit_bombs_one_line_exit_2_in_seconds(tmp_path):
+    """The audit's commands (theorem, posterior, assumptions) on the size bombs: exit 2 and one
+    line, never the gigabytes, a traceback or exit 4."""
+    e = small()
+    del e["W"]
+    e["W.den"] = np.array([1, 1, 1])
+    bombs = {"W": hostile(tmp_path, "bomb_W50M", e, declared={"W": ("<i8", (50_000_000, 3))}, fill=1 << 20),
+             "kind": hostile(tmp_path, "bomb_kind_U", {k: v for k, v in small().items() if k != "kind"},
+                             declared={"kind": ("<U500000000", ())}, fill=64),
+             "meta": save(tmp_path, "meta_deep", {**small(), "meta": np.array("[" * 200_000 + "]" * 200_000)}),
+             "mu": save(tmp_path, "mu_3d", {**small(), "mu": np.array([[[1, -1, 0]]])})}
+    for what, path in bombs.items():
+        for cmd in (["theorem", "3.6", "--hmm", path], ["posterior", "--hmm", path, "--seq", "0"],
+                    ["assumptions", "3.6", "--hmm", path]):
+            proc = subprocess.run([sys.executable, "-m", "headprompt.verify", *cmd], capture_output=True, text=True,
+                                  timeout=60)
+            lines = proc.stderr.strip().splitlines()
+            assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"error: {path}: "), \
+                (what, cmd, proc.returncode, proc.stderr[-500:])
