@@ -105,6 +105,9 @@ def change_bounds(model, tokens: list[int], conversion) -> dict:
 
 
 def run(args) -> int:
+    if args.exact and args.mode == "float":       # float values have no exact rationals to print
+        raise InputError("--exact prints exact rationals, which --mode float does not compute; "
+                         "leave out one of the two")
     model, conversion = rationalized_source(args.hmm, args.rationalize)
     if conversion is None:
         with rationalized.hinting_float_models(None):

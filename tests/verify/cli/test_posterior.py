@@ -121,3 +121,11 @@ def load_instance_from(tmp_path, data) -> str:
     path = tmp_path / "wide.json"
     path.write_text(json.dumps(data))
     return str(path)
+
+
+def test_exact_printing_with_float_mode_is_refused(tmp_path, capsys):
+    """`--mode float --exact` used to drop --exact without a word."""
+    path = load_instance_from(tmp_path, {"kind": "hmm", "A": [[1, 0], [0, 1]], "W": [["1/2", "1/2"], ["1/2", "1/2"]],
+                                         "pi0": ["1/2", "1/2"]})
+    assert main(["posterior", "--hmm", path, "--seq", "0 1", "--mode", "float", "--exact"]) == 2
+    assert "--exact prints exact rationals" in capsys.readouterr().err
