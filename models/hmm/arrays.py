@@ -19,7 +19,7 @@ import numpy as np
 
 from ..exceptions import ExactnessError, InputError, LimitError, ValidationError
 from .limits import FLOAT_TOLERANCE, MAX_DIGITS, MAX_NESTING, MAX_NPZ_ENTRIES, check_string_number, number_digits
-from .rational import float64_array, fraction_array
+from .rational import LONG_BITS, decimal_digits, float64_array, fraction_array, shown_exact
 
 __all__ = ["as_array", "DENSE_MAX_STATES", "DENSE_MAX_ENTRIES"]
 
@@ -139,18 +139,6 @@ def check_dense_size(arrays: dict[str, Any], *, exact: bool, what: str = "HMM.cr
 
 
 _TEN_TO_MAX_DIGITS = 10 ** MAX_DIGITS
-_LONG_BITS = int(MAX_DIGITS * math.log2(10))       # below this many bits an integer has at most MAX_DIGITS digits
-
-
-def _digits(n: int) -> int:
-    """Decimal digits of ``abs(n)``, without ``str`` (refused past 4,300 digits by Python)."""
-    n = abs(n)
-    d = max(1, int(n.bit_length() * math.log10(2)))
-    while 10 ** d <= n:
-        d += 1
-    while d > 1 and 10 ** (d - 1) > n:
-        d -= 1
-    return d
 
 
 def _too_long(v: Any) -> bool:
@@ -160,7 +148,7 @@ def _too_long(v: Any) -> bool:
     if t is float:
         return False
     if isinstance(v, int) and not isinstance(v, bool):
-        return v.bit_length() >= _LONG_BITS and abs(v) >= _TEN_TO_MAX_DIGITS
+        return v.bit_length() >= LONG_BITS and abs(v) >= _TEN_TO_MAX_DIGITS
     if isinstance(v, Fraction):
         return _too_long(v.numerator) or _too_long(v.denominator)
     if isinstance(v, Decimal):
@@ -188,7 +176,7 @@ def _check_digits(arr: np.ndarray, name: str) -> None:
     if kinds <= {int, Fraction} and flat:       # the common case, in C loops: the longest part's bits
         longest = max(max(map(int.bit_length, map(_NUMERATOR, flat))),
                       max(map(int.bit_length, map(_DENOMINATOR, flat))))
-        if longest < _LONG_BITS:
+        if longest < LONG_BITS:
             return
     bad = next((i for i, v in enumerate(flat) if _too_long(v)), None)
     if bad is None:
@@ -202,28 +190,10 @@ def _check_digits(arr: np.ndarray, name: str) -> None:
                          f"{MAX_DIGITS} digits per number (scale the values down or write 'p/q')")
     if isinstance(v, Fraction):
         part, n = ("numerator", v.numerator) if _too_long(v.numerator) else ("denominator", v.denominator)
-        raise LimitError(f"{where}: a rational whose {part} has {_digits(n)} digits; the limit is {MAX_DIGITS} "
+        raise LimitError(f"{where}: a rational whose {part} has {decimal_digits(n)} digits; the limit is {MAX_DIGITS} "
                          "digits per number")
-    raise LimitError(f"{where}: an integer of {_digits(v)} digits; the limit is {MAX_DIGITS} digits per number "
+    raise LimitError(f"{where}: an integer of {decimal_digits(v)} digits; the limit is {MAX_DIGITS} digits per number "
                      "(scale the values down or write 'p/q')")
-
-
-def _too_long_to_print(v: Any) -> bool:
-    return (isinstance(v, (int, Fraction)) and not isinstance(v, bool)
-            and max(v.numerator.bit_length(), v.denominator.bit_length()) >= _LONG_BITS)
-
-
-def _shown(v: Any) -> str:
-    """``str(v)``, or its size for a rational too long to print (Python refuses ``str`` of an
-    integer past 4,300 digits)."""
-    if _too_long_to_print(v):
-        num, den = (v.numerator, v.denominator)
-        sign = "a negative" if num < 0 else "an" if den == 1 else "a"
-        if den == 1:
-            return f"{sign} integer of {_digits(num)} digits"
-        return (f"{sign} rational with a {_digits(num)}-digit numerator and a {_digits(den)}-digit "
-                    "denominator")
-    return str(v)
 
 
 def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
@@ -489,8 +459,7 @@ def _check_task_range(mu: np.ndarray) -> None:
         if abs(v) > _FLOAT64_MAX:
             from .rational import describe_magnitude
 
-            shown = _shown(v) if _too_long_to_print(v) else describe_magnitude(v)
-            raise ValidationError(f"mu{list(idx)}: {shown} is beyond the float64 range (about "
+            raise ValidationError(f"mu{list(idx)}: {describe_magnitude(v)} is beyond the float64 range (about "
                                   "1.8e308), which sampling and the float kernels need; F* = 1(mu . p >= 0) is "
                                   "unchanged when mu is divided by a positive number: scale mu down")
 
@@ -519,7 +488,7 @@ def _check_nonnegative(arr: np.ndarray, name: str, parts: Any = _UNSET) -> None:
     neg = np.argwhere(arr < 0)
     if len(neg):
         idx = tuple(int(i) for i in neg[0])
-        raise ValidationError(f"{name}: entry {list(idx)} is {_shown(arr[idx])}, expected a nonnegative "
+        raise ValidationError(f"{name}: entry {list(idx)} is {shown_exact(arr[idx])}, expected a nonnegative "
                               "probability")
 
 
@@ -562,7 +531,7 @@ def _check_stochastic(arr: np.ndarray, name: str, exact: bool, parts: Any = _UNS
         ok = (s == 1) if exact else abs(float(s) - 1.0) <= FLOAT_TOLERANCE
         if not ok:
             where = f"column {list(idx) if len(idx) > 1 else idx[0]}" if idx else "the vector"
-            shown = _shown(s) if exact else repr(float(s))
+            shown = shown_exact(s) if exact else repr(float(s))
             raise ValidationError(f"{name}: {where} sums to {shown}, expected exactly 1"
                                   + ("" if exact else f" (within {FLOAT_TOLERANCE})"))
 

@@ -174,7 +174,7 @@ def _load_npz(path: str | Path, *, exact: bool) -> HMM:
     """A ``.npz`` instance as an :class:`HMM`: exact files as Fractions, float files as floats
     (read exactly as the decimals they print as when ``exact``, like a JSON number)."""
     from ..exceptions import ExactnessError
-    from .npz import npz_sizes, read_npz, short_numbers
+    from .npz import npz_sizes, read_npz
 
     source = str(path)
     states, tokens = npz_sizes(path)
@@ -197,8 +197,8 @@ def _load_npz(path: str | Path, *, exact: bool) -> HMM:
             inner = text.split("; the float model")[0].removeprefix("to_exact: ")
             raise ValidationError(f"{inner} (float64 entries read as the decimals they print as, like "
                                   "JSON numbers)") from None
-    except InputError as exc:                   # a float read exactly can sum to a 700-digit fraction
-        raise type(exc)(f"{source}: {short_numbers(str(exc))}") from None
+    except InputError as exc:
+        raise type(exc)(f"{source}: {exc}") from None
 
 
 def instance_to_dict(model: HMM | MemoryHMM, *, witness: dict | None = None,

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -39,11 +38,11 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InstanceFileError, LimitError, ValidationError
-from .limits import (MAX_DIGITS, MAX_FILE_BYTES, MAX_NPZ_BYTES, MAX_NPZ_ENTRIES, check_number_text,
+from .limits import (MAX_FILE_BYTES, MAX_NPZ_BYTES, MAX_NPZ_ENTRIES, check_number_text,
                      check_regular_file, loads_strict)
 
 __all__ = ["is_npz", "read_npz", "NpzInstance", "write_npz", "npz_sizes", "npz_counts", "exact_parts",
-           "MAX_NPZ_TOKENS", "short_numbers"]
+           "MAX_NPZ_TOKENS"]
 
 MAX_NPZ_TOKENS = 100_000
 """Tokens ``|X|`` (rows of ``W``) of a ``.npz`` instance, refused from the headers before ``W``
@@ -126,58 +125,6 @@ class NpzInstance:
             return np.asarray(dense, dtype=float)
         den = np.asarray(self.den[name], dtype=float).reshape(-1)
         return dense / (den[0] if dense.ndim == 1 else den[None, :])
-
-
-_LONG_NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)(?:/(\d+))?(?![\w.])")
-
-
-def short_numbers(text: str, *, longest: int = 48) -> str:
-    """``text`` with every number (integer, decimal or ``p/q``) longer than ``longest``
-    characters shown by a few significant digits and its size, so that one message line stays
-    readable: a float file read exactly (``5e-324`` is a 324-digit decimal) can make a column
-    sum a fraction of hundreds of digits.
-
-    >>> short_numbers("sums to " + "1" + "0" * 29 + "1/" + "1" + "0" * 30 + ", expected exactly 1")
-    'sums to about 1.000000000 (1 + 1.00E-30, a 31/31-digit fraction), expected exactly 1'
-    """
-    from decimal import Decimal, localcontext
-    from fractions import Fraction
-
-    def decimal(value: Fraction, digits: int) -> Decimal:
-        with localcontext() as ctx:
-            ctx.prec = digits
-            return Decimal(value.numerator) / Decimal(value.denominator)
-
-    def shorten(m: re.Match) -> str:
-        whole = m.group(0)
-        if len(whole) <= longest:
-            return whole
-        parts = [g for g in m.groups() if g]
-        if max(len(g) for g in parts) <= MAX_DIGITS:    # (beyond: int() may refuse the text)
-            try:
-                return approximate(*m.groups())
-            except (ValueError, ArithmeticError):
-                pass
-        return f"{whole[:12]}...{whole[-8:]} ({len(whole)} characters)"
-
-    def approximate(num: str, den: str | None) -> str:
-        if not den:
-            size = len(num.lstrip("-").replace(".", ""))
-            return f"{decimal(Fraction(num), 10):.9E} (a {size}-digit number)"
-        if not int(den):
-            raise ValueError("a zero denominator")
-        value = Fraction(int(num), int(den))
-        near = round(value) if abs(value) < 2 ** 53 else None
-        rest = value - near if near is not None else None
-        what = f"a {len(num.lstrip('-'))}/{len(den)}-digit fraction"
-        if near is not None and rest == 0:
-            return f"{near} ({what})"
-        if near is not None and abs(rest) < Fraction(1, 10 ** 6):
-            sign = "+" if rest > 0 else "-"
-            return f"about {decimal(value, 10):f} ({near} {sign} {decimal(abs(rest), 3):.2E}, {what})"
-        return f"about {decimal(value, 10):.10G} ({what})"
-
-    return _LONG_NUMBER.sub(shorten, text)
 
 
 def _fail(path, text: str) -> InstanceFileError:
@@ -552,10 +499,6 @@ def _denominators(path, zf, heads, name, arr) -> np.ndarray:
     _numeric(path, f"{name}.den", h, None)
     shape = np.shape(arr)
     want = (shape[1],) if len(shape) == 2 else (1,)
-    if math.prod(h.shape) != want[0]:                  # decided on the header, before the read
-        raise ValidationError(f"{path}: {name}.den: expected {want[0]} denominator(s) "
-                              f"({'one per column' if len(shape) == 2 else 'one for the vector'}), found "
-                              f"{math.prod(h.shape)}")
     den = np.asarray(_read(path, zf, heads, f"{name}.den"), dtype=np.int64).reshape(-1)
     if den.shape != want:
         raise ValidationError(f"{path}: {name}.den: expected {want[0]} denominator(s) "

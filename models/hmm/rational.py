@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ExactnessError, InputError
+from .limits import MAX_DIGITS
 
-__all__ = ["to_fraction", "fraction_array", "format_fraction", "format_array",
+__all__ = ["short_numbers", "shown_exact", "decimal_digits", "to_fraction", "fraction_array", "format_fraction", "format_array",
            "round_to_denominator", "denominator_for", "common_denominator", "is_exact_array",
            "ascii_number_text", "float_or_inf", "float64_array", "describe_magnitude"]
 
@@ -236,8 +237,96 @@ def float_or_inf(value: Any) -> float:
         return math.inf if value > 0 else -math.inf
 
 
+LONG_BITS = int(MAX_DIGITS * math.log2(10))    # below this many bits an integer has at most MAX_DIGITS digits
+
+
+def decimal_digits(n: int) -> int:
+    """Decimal digits of ``abs(n)``, without ``str`` (Python refuses it past 4,300 digits)."""
+    n = abs(n)
+    d = max(1, int(n.bit_length() * math.log10(2)))
+    while 10 ** d <= n:
+        d += 1
+    while d > 1 and 10 ** (d - 1) > n:
+        d -= 1
+    return d
+
+
+def _too_long_to_print(v: Any) -> bool:
+    return (isinstance(v, (int, Fraction)) and not isinstance(v, bool)
+            and max(v.numerator.bit_length(), v.denominator.bit_length()) >= LONG_BITS)
+
+
+def _sizes(v) -> str:
+    num, den = v.numerator, v.denominator
+    sign = "a negative" if num < 0 else "an" if den == 1 else "a"
+    if den == 1:
+        return f"{sign} integer of {decimal_digits(num)} digits"
+    return f"{sign} rational with a {decimal_digits(num)}-digit numerator and a {decimal_digits(den)}-digit denominator"
+
+
+def shown_exact(v: Any) -> str:
+    """``v`` in a message: ``str(v)``; a long rational by a few significant digits and its size
+    (:func:`short_numbers`); one too long to print by its sizes (``an integer of 5001 digits``)."""
+    return _sizes(v) if _too_long_to_print(v) else short_numbers(str(v))
+
+
+_LONG_NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)(?:/(\d+))?(?![\w.])")
+
+
+def short_numbers(text: str, *, longest: int = 48) -> str:
+    """``text`` with every number (integer, decimal or ``p/q``) longer than ``longest``
+    characters shown by a few significant digits and its size, so that one message line stays
+    readable: a float instance read exactly (``5e-324`` is a 324-digit decimal) can make a column
+    sum a fraction of hundreds of digits (:func:`shown_exact`).
+
+    >>> short_numbers("sums to " + "1" + "0" * 29 + "1/" + "1" + "0" * 30 + ", expected exactly 1")
+    'sums to about 1.000000000 (1 + 1.00E-30, a 31/31-digit fraction), expected exactly 1'
+    """
+    from decimal import localcontext
+
+    def decimal(value: Fraction, digits: int) -> Decimal:
+        with localcontext() as ctx:
+            ctx.prec = digits
+            return Decimal(value.numerator) / Decimal(value.denominator)
+
+    def shorten(m: re.Match) -> str:
+        whole = m.group(0)
+        if len(whole) <= longest:
+            return whole
+        parts = [g for g in m.groups() if g]
+        if max(len(g) for g in parts) <= MAX_DIGITS:    # (beyond: int() may refuse the text)
+            try:
+                return approximate(*m.groups())
+            except (ValueError, ArithmeticError):
+                pass
+        return f"{whole[:12]}...{whole[-8:]} ({len(whole)} characters)"
+
+    def approximate(num: str, den: str | None) -> str:
+        if not den:
+            size = len(num.lstrip("-").replace(".", ""))
+            return f"{decimal(Fraction(num), 10):.9E} (a {size}-digit number)"
+        if not int(den):
+            raise ValueError("a zero denominator")
+        value = Fraction(int(num), int(den))
+        near = round(value) if abs(value) < 2 ** 53 else None
+        rest = value - near if near is not None else None
+        what = f"a {len(num.lstrip('-'))}/{len(den)}-digit fraction"
+        if near is not None and rest == 0:
+            return f"{near} ({what})"
+        if near is not None and abs(rest) < Fraction(1, 10 ** 6):
+            sign = "+" if rest > 0 else "-"
+            return f"about {decimal(value, 10):f} ({near} {sign} {decimal(abs(rest), 3):.2E}, {what})"
+        return f"about {decimal(value, 10):.10G} ({what})"
+
+    return _LONG_NUMBER.sub(shorten, text)
+
+
+
 def describe_magnitude(v: Fraction) -> str:
-    """A rational as ``p/q`` when short, else as ``about 1eN`` (messages about huge or tiny values)."""
+    """A rational as ``p/q`` when short, as ``about 1eN`` when long, and by its sizes when too
+    long to print (messages about huge or tiny values)."""
+    if _too_long_to_print(v):
+        return _sizes(v)
     text = format_fraction(v)
     if len(text) <= 30:
         return text

@@ -2,6 +2,7 @@
 ``HMM.load``): every refusal is an ``InputError`` with one message naming the problem, decided
 before any large allocation."""
 
+import re
 import time
 import tracemalloc
 from decimal import Decimal
@@ -192,3 +193,21 @@ def test_create_keeps_its_fresh_arrays():
     assert h.A is not A and not h.A.flags.writeable
     A[0, 0] = 7.0
     assert h.A[0, 0] == 0.5
+
+
+def test_a_long_exact_sum_is_shown_short_on_every_path(tmp_path):
+    """The shortening lives where a value is shown (rational.shown_exact), so a JSON instance
+    (and HMM.create) say what the .npz path says: 1 + 5e-324 is a 324/324-digit fraction."""
+    import json
+
+    from headprompt.models.hmm.files import load_instance
+
+    path = tmp_path / "sub.json"
+    path.write_text(json.dumps({"kind": "hmm", "A": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "W": [[1, 1, 1]],
+                                "pi0": ["5e-324", "1", "0"], "mu": [1, -1, 0]}))
+    for build in (lambda: load_instance(path), lambda: HMM.create([[1, 0, 0], [0, 1, 0], [0, 0, 1]], [[1, 1, 1]], ["5e-324", "1", "0"])):
+        with pytest.raises(InputError) as got:
+            build()
+        text = str(got.value)
+        assert "sums to about 1.000000000 (1 + 5.00E-324, a 324/324-digit fraction)" in text
+        assert not re.search(r"\d{49}", text)

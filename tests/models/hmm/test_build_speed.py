@@ -17,6 +17,7 @@ import pytest
 from headprompt.models import exceptions as exc
 from headprompt.models.generate import generators
 from headprompt.models.generate.generators import prompt_friendly_hmm, random_exact_hmm
+from headprompt.models.hmm.rational import shown_exact
 from headprompt.models.hmm import arrays, values
 from headprompt.models.hmm.integer import integer_hmm
 from headprompt.models.hmm.limits import FLOAT_TOLERANCE
@@ -30,7 +31,7 @@ def ref_nonnegative(arr: np.ndarray, name: str) -> None:
     neg = np.argwhere(arr < 0)
     if len(neg):
         idx = tuple(int(i) for i in neg[0])
-        raise exc.ValidationError(f"{name}: entry {list(idx)} is {arr[idx]}, expected a nonnegative "
+        raise exc.ValidationError(f"{name}: entry {list(idx)} is {shown_exact(arr[idx])}, expected a nonnegative "
                                   "probability")
 
 
@@ -41,7 +42,7 @@ def ref_stochastic(arr: np.ndarray, name: str, exact: bool) -> None:
         ok = (s == 1) if exact else abs(float(s) - 1.0) <= FLOAT_TOLERANCE
         if not ok:
             where = f"column {list(idx) if len(idx) > 1 else idx[0]}" if idx else "the vector"
-            shown = str(s) if exact else repr(float(s))
+            shown = shown_exact(s) if exact else repr(float(s))     # the one way a value is shown
             raise exc.ValidationError(f"{name}: {where} sums to {shown}, expected exactly 1"
                                       + ("" if exact else f" (within {FLOAT_TOLERANCE})"))
 

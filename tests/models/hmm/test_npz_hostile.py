@@ -27,7 +27,8 @@ from headprompt.models.exceptions import InputError, InstanceFileError, LimitErr
 from headprompt.models.hmm.files import load_instance
 from headprompt.models.hmm.large import LargeHMM
 from headprompt.models.hmm.limits import MAX_FILE_BYTES, MAX_NESTING
-from headprompt.models.hmm.npz import MAX_NPZ_TOKENS, npz_sizes, read_npz, short_numbers
+from headprompt.models.hmm.npz import MAX_NPZ_TOKENS, npz_sizes, read_npz
+from headprompt.models.hmm.rational import short_numbers
 from headprompt.models.hmm.values import HMM
 
 
