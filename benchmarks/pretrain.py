@@ -56,7 +56,7 @@ from headprompt.models.mlm.pretrain import _optimizer, weight_average
 __all__ = ["matmul_peak", "flops_per_token", "measure", "recipe", "main"]
 
 RECIPES = ("scale", "large-batch", "cpu-before", "cpu-budget2500", "gpu-gate", "gpu-gate-lr5e-4",
-           "gpu-gate-mask20", "gpu-gate-mask20-lr3e-4")
+           "gpu-gate-mask20", "gpu-gate-mask20-lr3e-4", "gpu-gate-mask20-long")
 
 
 def _sync(device: torch.device) -> None:
