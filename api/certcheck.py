@@ -707,11 +707,13 @@ def _assumption_35(inst, entry, holds, where):
         raise Rejected(f"{where}: column {missing[0]} reaches state {s} but has no null vector")
 
 
-def _state(held, theorem):
-    """``("3.1 holds, 3.2 not certified", every assumption holds)``."""
+def _state(held, theorem, via=None):
+    """``("3.1 holds, 3.2 not certified", every assumption holds)``; ``via`` maps an assumption
+    to how it was shown where that was not the certificate's own entry."""
     names = THEOREMS[theorem][1]
-    text = ", ".join((f"{n} holds" if held[n] else _fails(n, short=True)) if n in held else f"{n} not certified"
-                     for n in names)
+    via = via or {}
+    text = ", ".join((f"{n} holds{f' ({via[n]})' if n in via else ''}" if held[n] else _fails(n, short=True))
+                     if n in held else f"{n} not certified" for n in names)
     return text, all(held.get(n) is True for n in names)
 
 
@@ -1281,6 +1283,9 @@ def _memory_theorem(cert, theorem, inst):
     name = THEOREMS[theorem][1][1]
     if H_asm is None:
         _nondegenerate(inst, theorem, H_star, name, "witness.H_star")
+        if name not in held:         # the certificate lists no entry for it, but the witness's H* satisfies it
+            held = {**held, name: True}
+            state, all_hold = _state(held, theorem, {name: "shown with the witness's H*"})
     elif H_star != H_asm:                    # another set: it must satisfy the assumption too
         _nondegenerate(inst, theorem, H_star, name, "witness.H_star")
     if _field(cert, "covers", "certificate") != "listed":

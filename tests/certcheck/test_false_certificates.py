@@ -189,3 +189,24 @@ def test_a_certificate_with_15000_digit_margins_is_accepted(tmp_path):
     done = subprocess.run([sys.executable, "-m", "headprompt.certcheck", str(out)], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("accepted: Theorem 3.3 verified"), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("name", ["4.3", "4.6-refuted"])
+def test_a_memory_certificate_without_its_nondegeneracy_entry_says_what_the_witness_showed(certificates, name):
+    """Without an entry for the non-degeneracy assumption (4.2 / 4.5), the checker still checks
+    the witness's H* against it: the line says it holds with that H* (not "not certified"), and an
+    H* that does not satisfy it is rejected."""
+    cert = copy.deepcopy(certificates[name])
+    asm = "4.2" if cert["theorem"] == "4.3" else "4.5"
+    del cert["assumptions"][asm]
+    line = certcheck.check(copy.deepcopy(cert))
+    assert f"{asm} holds (shown with the witness's H*)" in line and f"{asm} not certified" not in line
+    bad = copy.deepcopy(cert)
+    bad["witness"]["H_star"] = []
+    _refused(bad, certcheck.Rejected)
+    n, cells = len(cert["instance"]["pi0"]), cert["instance"].get("cells", 1)
+    if cells > 1:                                  # a state outside the target cell
+        outside = copy.deepcopy(cert)
+        other = next(h for h in range(n) if h // (n // cells) != cert["instance"]["target_cell"])
+        outside["witness"]["H_star"] = sorted(set(cert["witness"]["H_star"]) | {other})
+        _refused(outside, certcheck.Rejected, "not inside the target cell")
