@@ -15,6 +15,7 @@ import os
 
 from ...models.exceptions import InputError
 from ..render import console, emit_json
+from ..theorems.common import probe_writable_dir
 from .common import add_json_option, ascii_int, path_arg
 
 __all__ = ["add_parser", "run"]
@@ -60,12 +61,7 @@ def run(args) -> int:
             os.makedirs(d, exist_ok=True)
         except OSError as exc:
             raise InputError(f"--certificate-dir {d}: cannot create it ({exc.strerror})") from None
-        try:                                 # a real probe: os.access says yes for root on /proc
-            import tempfile
-            with tempfile.NamedTemporaryFile(dir=d, prefix=".probe-"):
-                pass
-        except OSError as exc:
-            raise InputError(f"--certificate-dir {d}: cannot write a file there ({exc.strerror})") from None
+        probe_writable_dir(d, message=f"--certificate-dir {d}: cannot write a file there")
     result = separate(vanilla=vanilla, memory=memory, seed=args.seed, certificate_dir=args.certificate_dir,
                       which=which, source=args.hmm)
     if args.json:
