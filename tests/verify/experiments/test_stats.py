@@ -319,3 +319,22 @@ def test_no_difference_detected_needs_an_interval_that_excludes_the_effect():
     t = pooled_test(tight, seed=26)
     assert -t["effect"] < t["ci95"][0] and t["ci95"][1] < t["effect"]
     assert t["reason"].startswith("no difference detected")
+
+
+def test_the_calibration_adversarial_events_have_their_analytic_probabilities():
+    """The calibration benchmark's adversarial section conditions on E_0, the tables with no draw
+    in the null's rare positive region; its probability against closed forms (exp-dominant:
+    P(Exp(1) < 1)^5; chi-square(1) - 1 > 1: P(chi2_1 <= 2)^N; three-point: 0.9^N), and the law
+    given E_0 has a negative mean, as the cap argument needs."""
+    from benchmarks.calibration import draw, tail_mask
+
+    rng = np.random.default_rng(5)
+    reps = 40000
+    for dist, sizes, exact in (("exp-dominant", [5, 4, 4], (1 - math.exp(-1)) ** 5),
+                               ("chi2-right", [3, 3], stats.chi2.cdf(2, 1) ** 6),
+                               ("three-point", [4, 4, 4], 0.9 ** 12)):
+        d = draw(dist, sizes, reps, rng)
+        e0 = tail_mask(dist, sizes, d).sum(1) == 0
+        se = math.sqrt(exact * (1 - exact) / reps)
+        assert abs(e0.mean() - exact) < 4 * se, (dist, e0.mean(), exact)
+        assert d[e0].mean() < 0 < d[~e0].mean()
