@@ -138,6 +138,53 @@ def check_dense_size(arrays: dict[str, Any], *, exact: bool, what: str = "HMM.cr
                              + (" (one Fraction per entry)" if exact else "") + larger)
 
 
+def check_memory_size(cells: int, memory_values: int, syntax_states: int, arrays: dict[str, Any], *,
+                      exact: bool, expand_prior: bool, what: str = "MemoryHMM.create") -> None:
+    """Refuse, from the sizes alone (nothing converted, expanded or allocated), a memory HMM
+    beyond the caps of a dense HMM (:data:`DENSE_MAX_STATES`, :data:`DENSE_MAX_ENTRIES`):
+    ``|H| = cells x syntax_states`` hidden states, the joint prior's ``|M|^N`` entries (given as
+    ``pM`` or expanded from ``pM_cells``: ``expand_prior``; never computed past the cap, so
+    ``cells = 10**9`` is cheap), and the entries of all ``arrays`` together, the expanded prior
+    included.
+
+    Raises:
+        LimitError: naming the size and the limit; InputError: a self-containing or too deeply
+            nested list.
+    """
+    kind = "exact" if exact else "float"
+    cap_states, cap_entries = DENSE_MAX_STATES[kind], DENSE_MAX_ENTRIES[kind]
+    fraction = " (one Fraction per entry)" if exact else ""
+    a_kind = "an exact" if exact else "a float"
+    states = cells * syntax_states if cells <= cap_states and syntax_states <= cap_states else cap_states + 1
+    if states > cap_states:
+        raise LimitError(f"{what}: cells x syntax_states = {cells} x {syntax_states} hidden states; {a_kind} "
+                         f"memory HMM holds at most {cap_states}{fraction}")
+    joint = 1
+    for _ in range(cells):                            # |M|^N, stopping once past the cap
+        joint *= memory_values
+        if joint > cap_entries:
+            break
+    if joint > cap_entries:
+        magnitude = cells * math.log10(max(memory_values, 1))
+        shown = f"{memory_values ** cells:,}" if magnitude < 18 else f"about 10^{int(magnitude)}"
+        source = (f"pM_cells ({cells} cells x {memory_values} memory values) expands to" if expand_prior
+                  else f"{cells} cells of {memory_values} memory values need")
+        raise LimitError(f"{what}: {source} a joint prior pM of |M|^N = {memory_values}^{cells} = {shown} entries; "
+                         f"{a_kind} memory HMM holds at most {cap_entries:,} entries in all{fraction} (use fewer "
+                         "cells or memory values)")
+    total = joint if expand_prior else 0
+    for name, values in arrays.items():
+        if values is None:
+            continue
+        _, entries = _input_shape(values, name, cap_entries - total)
+        total += entries
+        if total > cap_entries:
+            given = ", ".join(k for k in arrays if arrays[k] is not None)
+            raise LimitError(f"{what}: more than {cap_entries:,} entries in {given}"
+                             + (" and the expanded joint prior" if expand_prior else "")
+                             + f" together; that is the limit for {a_kind} memory HMM{fraction}")
+
+
 _TEN_TO_MAX_DIGITS = 10 ** MAX_DIGITS
 
 

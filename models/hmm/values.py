@@ -32,7 +32,7 @@ from .limits import FLOAT_TOLERANCE
 from .arrays import (_check_distributions, _check_nonnegative, _check_shape, _check_stochastic,  # noqa: F401
                      _check_exact_flag, _check_task_shape, _decimal_array, _float_form, _is_exact,
                      _own_fields, _pointing_to_rationalize, _register, _to_float64, as_array,
-                     check_dense_size, check_model_arrays, check_path)
+                     check_dense_size, check_memory_size, check_model_arrays, check_path)
 from .base import _file_io, _Sizes, register_file_io  # noqa: F401  (_to_float64: read by tests)
 
 __all__ = ["HMM", "MemoryHMM", "FLOAT_TOLERANCE", "as_array", "register_file_io"]
@@ -295,7 +295,17 @@ class MemoryHMM(_Sizes):
     def create(cls, cells: int, memory_values: int, syntax_states: int, A: Any, W: Any, pi0: Any,
                pM: Any = None, *, pM_cells: Any = None, mu: Any = None, target_cell: int = 0,
                exact: bool = True) -> "MemoryHMM":
-        """Build from nested lists; give exactly one of ``pM`` (joint) or ``pM_cells`` (product)."""
+        """Build from nested lists; give exactly one of ``pM`` (joint) or ``pM_cells`` (product).
+
+        Sizes are decided first, from the integers and shapes alone, with the caps of
+        :meth:`HMM.create`: at most :data:`~.arrays.DENSE_MAX_STATES` hidden states
+        ``cells x syntax_states`` and :data:`~.arrays.DENSE_MAX_ENTRIES` entries in all, the
+        ``|M|^N`` entries of the joint prior that ``pM_cells`` expands to included.
+
+        Raises:
+            LimitError: a size past those limits (before anything is converted or expanded);
+            ValidationError, InputError: as :func:`~.arrays.as_array` and the constructor.
+        """
         for name, v in (("cells", cells), ("memory_values", memory_values),
                         ("syntax_states", syntax_states), ("target_cell", target_cell)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
@@ -306,15 +316,22 @@ class MemoryHMM(_Sizes):
         if (pM is None) == (pM_cells is None):
             raise ValidationError("memory-hmm: give exactly one of pM (joint prior) or pM_cells "
                                   "(one distribution per cell)")
+        _check_exact_flag(exact)
+        cells, memory_values, syntax_states = int(cells), int(memory_values), int(syntax_states)
+        check_memory_size(cells, memory_values, syntax_states,
+                          {"A": A, "W": W, "pi0": pi0, "pM": pM, "pM_cells": pM_cells, "mu": mu},
+                          exact=exact, expand_prior=pM_cells is not None)
         cells_arr = None
         if pM_cells is not None:
             cells_arr = as_array(pM_cells, exact=exact, name="pM_cells")
             _check_shape(cells_arr, (cells, memory_values), "pM_cells", "one distribution per cell")
             _check_nonnegative(cells_arr, "pM_cells")
             _check_stochastic(cells_arr.T, "pM_cells", exact)
-            joint = [np.prod([cells_arr[j, m] for j, m in enumerate(ms)])
-                     for ms in itertools.product(range(memory_values), repeat=cells)]
-            pM_arr = np.array(joint, dtype=object if exact else float)
+            # lexicographic in m_1..m_N (m_1 most significant): prod_j pM_cells[j, m_j], multiplied
+            # left to right as before, one outer product per cell
+            pM_arr = np.array(cells_arr[0], dtype=object if exact else float)
+            for j in range(1, cells):
+                pM_arr = np.multiply.outer(pM_arr, cells_arr[j]).ravel()
         else:
             pM_arr = as_array(pM, exact=exact, name="pM")
         return cls(int(cells), int(memory_values), int(syntax_states), as_array(A, exact=exact, name="A"),

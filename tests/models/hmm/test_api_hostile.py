@@ -211,3 +211,75 @@ def test_a_long_exact_sum_is_shown_short_on_every_path(tmp_path):
         text = str(got.value)
         assert "sums to about 1.000000000 (1 + 5.00E-324, a 324/324-digit fraction)" in text
         assert not re.search(r"\d{49}", text)
+
+
+# ------------------------------------------------ MemoryHMM.create: sizes decided before allocating
+
+def _mem_create(cells, values, syntax=1, **kw):
+    from headprompt import MemoryHMM
+
+    n = cells * syntax if cells * syntax < 10 else 1         # the arrays never matter: refused first
+    return MemoryHMM.create(cells, values, syntax, [[1] * n] * n, [[[1] * n]], [1] * n, **kw)
+
+
+def test_memory_product_prior_that_would_expand_past_the_cap_is_refused():
+    """pM_cells of 30 cells x 2 values is 60 numbers, but the joint prior it expands to has
+    2^30 entries (the old code built all of them, one Python product each: hours)."""
+    _refused_fast(lambda: _mem_create(30, 2, pM_cells=[["1/2", "1/2"]] * 30),
+                  r"pM_cells \(30 cells x 2 memory values\) expands to a joint prior pM of \|M\|\^N = 2\^30 = "
+                  r"1,073,741,824 entries; an exact memory HMM holds at most 8,000,000 entries")
+    _refused_fast(lambda: _mem_create(8, 64, pM_cells=np.broadcast_to(np.float64(1 / 64), (8, 64)), exact=False),
+                  r"64\^8 = 281,474,976,710,656 entries; a float memory HMM holds at most 600,000,000")
+    _refused_fast(lambda: _mem_create(10 ** 9, 2, pM_cells=[[1, 0]]),
+                  r"cells x syntax_states = 1000000000 x 1 hidden states; an exact memory HMM holds at most 2000")
+
+
+def test_memory_joint_prior_and_arrays_counted_from_shapes():
+    huge = DENSE_MAX_ENTRIES["exact"] + 1
+    prior = np.broadcast_to(np.int64(0), (huge,))                 # no memory behind it
+    _refused_fast(lambda: _mem_create(1, huge, pM=prior),
+                  r"1 cells of 8000001 memory values need a joint prior pM of \|M\|\^N = 8000001\^1")
+    W = np.broadcast_to(np.int64(1), (huge, 1, 1))
+    from headprompt import MemoryHMM
+
+    _refused_fast(lambda: MemoryHMM.create(1, 1, 1, [[1]], W, [1], [1]),
+                  r"more than 8,000,000 entries in A, W, pi0, pM together; that is the limit for an exact memory HMM")
+
+
+def test_memory_size_caps_sit_exactly_at_the_dense_caps():
+    from headprompt.models.hmm.arrays import check_memory_size
+
+    cap = DENSE_MAX_ENTRIES["exact"]
+    check_memory_size(1, cap, 1, {}, exact=True, expand_prior=True)               # at the cap: allowed
+    with pytest.raises(LimitError):
+        check_memory_size(1, cap + 1, 1, {}, exact=True, expand_prior=True)
+    check_memory_size(DENSE_MAX_STATES["exact"], 1, 1, {}, exact=True, expand_prior=True)
+    with pytest.raises(LimitError, match="2001 x 1 hidden states"):
+        check_memory_size(DENSE_MAX_STATES["exact"] + 1, 1, 1, {}, exact=True, expand_prior=True)
+
+
+def test_memory_instance_file_with_a_huge_product_prior_is_refused_fast():
+    data = {"kind": "memory-hmm", "cells": 40, "memory_values": 2, "syntax_states": 1, "target_cell": 0,
+            "A": [[1]], "W": [[[1]]], "pi0": [1], "pM_cells": [["1/2", "1/2"]] * 40}
+    _refused_fast(lambda: parse_instance(data), r"memory_values 2, cells 40, syntax_states 1: the lifted chain")
+
+
+def test_memory_product_prior_is_the_product_of_the_cells():
+    """Within the caps the joint prior is still prod_j pM_cells[j, m_j], lexicographic in
+    m_1..m_N (m_1 most significant), exactly; in float mode multiplied left to right."""
+    import itertools
+
+    from headprompt import MemoryHMM
+
+    cells = [[F(1, 2), F(1, 2)], [F(1, 3), F(2, 3)], [F(1, 4), F(3, 4)]]
+    n = 3
+    A = [[int(i == j) for j in range(n)] for i in range(n)]
+    W = [[[1] * n, [0] * n], [[0] * n, [1] * n]]
+    m = MemoryHMM.create(3, 2, 1, A, W, [F(1, 3)] * n, pM_cells=cells, target_cell=0)
+    for c, ms in enumerate(itertools.product(range(2), repeat=3)):
+        assert m.pM[c] == cells[0][ms[0]] * cells[1][ms[1]] * cells[2][ms[2]]
+    assert sum(m.pM) == 1
+    fcells = [[0.1, 0.9], [0.3, 0.7], [0.65, 0.35]]
+    f = MemoryHMM.create(3, 2, 1, A, W, [1 / 3] * n, pM_cells=fcells, target_cell=0, exact=False)
+    for c, ms in enumerate(itertools.product(range(2), repeat=3)):
+        assert f.pM[c] == (fcells[0][ms[0]] * fcells[1][ms[1]]) * fcells[2][ms[2]]
