@@ -8,13 +8,14 @@ report says which and why, with a counterexample), 2 bad input.
 from __future__ import annotations
 
 import os
+import sys
 
 from ...models.exceptions import InputError
 from ..theorems import rationalized
 from ..api import run_theorem
 from ..theorems.common import check_out_path
 from ..theorems.registry import theorem_spec
-from ..render import emit_json
+from ..render import console, emit_json
 from ..theorems.requests import TheoremRequest
 from .common import add_instance_options, add_json_option, add_rationalize_option, add_theorem_id, ascii_int, path_arg
 
@@ -65,8 +66,13 @@ def run(args) -> int:
                          "give two different files")
     with rationalized.hinting_float_models(request.rationalize):
         report = run_theorem(request)
+    note = report.details.get("instance_witness_note")      # the --hmm file's own witness, not checked
     if args.json:
         emit_json(report.data)
+        if note:                                  # the JSON schema has no notes field: stderr
+            print(f"note: {note}", file=sys.stderr)
     else:
         theorem_spec(request.id).report().render(report.data)
+        if note:
+            console().print(f"note: {note}", markup=False)
     return report.exit_code

@@ -7,7 +7,7 @@ import re
 from ...models.exceptions import InputError, InstanceFileError, SequenceError
 
 __all__ = ["parse_sequence", "MODES", "load_task_instance", "settle_verdict", "label_counts",
-           "check_work", "message_bits", "exact_bytes", "MAX_EXACT_BYTES", "check_theorem_flags", "check_out_path", "check_out_dir",
+           "check_work", "message_bits", "exact_bytes", "MAX_EXACT_BYTES", "check_theorem_flags", "check_out_path", "check_out_dir", "instance_witness_note",
            "probe_writable_file", "probe_writable_dir", "MAX_SECONDS",
            "MAX_TOKENS", "mark_ties"]
 
@@ -70,6 +70,86 @@ def load_task_instance(path, theorem_id: str, *, memory: bool):
     if model.mu is None:
         raise InstanceFileError(f"{path}: the instance has no task vector \"mu\"; add one to check a theorem")
     return model
+
+
+def instance_witness_note(args, theorem_id: str, model, *, large: int | None = None) -> str | None:
+    """The ``--hmm`` file's own ``"witness"`` entry (``--out`` saves the checked witness there so
+    that a run can be replayed): validated, never used in place of the construction silently.
+
+    A JSON entry must be a witness object for a known theorem whose kind (vanilla or memory)
+    matches the instance, with parameters of the right types and shapes for it (the one reader,
+    :func:`headprompt.constructions.witnesses.witness_from_dict`); a malformed entry is bad
+    input. Without ``--witness`` the entry is not checked (the paper's construction is), and the
+    one-line note returned says so and how to check it (``--witness`` naming the same file, which
+    reads an instance file's ``"witness"``). ``.npz`` witness entries (``witness.u``,
+    ``witness.b``) are typed by the ``.npz`` reader; ``--witness`` reads JSON only, so the note
+    says to save them as a JSON witness file (on the large-model path, above ``large`` states,
+    no witness is read at all). ``None`` when there is no entry, no file (an instance object) or
+    ``--witness`` was given.
+
+    Raises:
+        InstanceFileError: the entry is not a witness object, names an unknown theorem or a
+            theorem about the other kind of HMM; WitnessError: a parameter's type or shape.
+    """
+    import os
+
+    from ...constructions.witnesses import THEOREM_PARAMETERS, witness_from_dict
+    from ...models.hmm.files import read_json
+    from ...models.hmm.npz import is_npz
+    from ...models.hmm.values import MemoryHMM
+    from .registry import theorem_spec
+
+    path = getattr(args, "hmm", None)
+    if not isinstance(path, (str, os.PathLike)):
+        return None
+    path = os.fspath(path)
+    given = getattr(args, "witness", None) is not None
+    shown = getattr(args, "shown", lambda name, value: f"--{name} {value!r}")    # as the user wrote options
+    option = getattr(args, "option", lambda name: f"--{name}")
+    if is_npz(path):
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(path) as zf:
+                names = [n for n in zf.namelist() if n.startswith("witness.")]
+        except (OSError, zipfile.BadZipFile):
+            return None                  # the instance reader has already named what is wrong
+        if not names or given:
+            return None
+        if large is not None:
+            return (f"{path} holds a witness (witness.* entries) that was not checked: above {large} states "
+                    f"or tokens only the paper's construction is checked ({option('witness')} is not "
+                    "supported there yet)")
+        return (f"{path} holds a witness (witness.* entries) that was not checked: this run checks the paper's "
+                f"construction; {option('witness')} reads JSON witness files, so save it as one "
+                "({\"theorem\": ..., \"u\": [...], \"b\": [...]}) to check it")
+    data = read_json(path)
+    if not isinstance(data, dict) or "witness" not in data:
+        return None
+    raw = data["witness"]
+    where = f"{path}: \"witness\""
+    if not isinstance(raw, dict):
+        found = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(raw), "a number")
+        raise InstanceFileError(f"{where}: expected a JSON object holding the witness's parameters (as a --witness "
+                                f"file holds them, e.g. {{\"theorem\": \"3.6\", \"u\": [...], \"b\": [...]}}), "
+                                f"found {found}")
+    for_id = str(raw.get("theorem", theorem_id))
+    if for_id not in THEOREM_PARAMETERS:
+        raise InstanceFileError(f"{where}: names theorem {raw.get('theorem')!r}; expected one of "
+                                f"{', '.join(THEOREM_PARAMETERS)}")
+    memory = theorem_spec(for_id).memory
+    if memory != isinstance(model, MemoryHMM):
+        raise InstanceFileError(f"{where}: is a witness for Theorem {for_id}, about "
+                                f"{'memory-augmented' if memory else 'vanilla'} HMMs, but the instance is a "
+                                f"{'memory-augmented' if isinstance(model, MemoryHMM) else 'vanilla'} HMM")
+    witness_from_dict(raw, for_id, model, source=where)          # types and shapes: bad input if wrong
+    if given:
+        return None
+    if for_id == theorem_id:
+        return (f"{path} holds a witness that was not checked: this run checks the paper's construction; "
+                f"to check the file's witness instead, add {shown('witness', path)}")
+    return (f"{path} holds a witness for Theorem {for_id}, not checked by this Theorem {theorem_id} run (it checks "
+            f"the paper's construction); to check it, run Theorem {for_id} with {shown('witness', path)}")
 
 
 def settle_verdict(report: dict, *, witness_given: bool, failed: dict, construction_error: str | None) -> dict:

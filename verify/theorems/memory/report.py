@@ -23,7 +23,8 @@ from ...evidence import sequences as seqs
 from .check import check_sequences, cross_check, decide_direct, identity_check
 from ...render import lengths_checked, lengths_text, progress_bar
 from ..registry import DETAILS
-from ..common import check_work, label_counts, load_task_instance, resolve_witness, settle_verdict
+from ..common import (check_work, instance_witness_note, label_counts, load_task_instance, resolve_witness,
+                      settle_verdict)
 from ..rationalized import rationalized_source
 from ..multiclass import multiclass_mode
 
@@ -197,6 +198,7 @@ def theorem(args) -> dict:
     """The report dict of ``verify theorem 4.3|4.6|C.6`` (SPEC section 4)."""
     tid = args.id
     model, instance = load_or_generate(args, tid)
+    file_witness_note = instance_witness_note(args, tid, model)    # a malformed one: exit 2 before the work
     mode, mode_note = check_work(args, model)
     model.check_task_range()             # every mode samples and bounds with a float form of mu
     if mode == "float":                  # float arithmetic cannot hold 3e500, and 1e-400 would become 0
@@ -277,7 +279,8 @@ def theorem(args) -> dict:
         save_instance(model, args.out, witness=wd, meta={"theorem": tid, "instance": instance})
     # what TheoremReport.to_frame needs; verify.api.run_theorem takes it out of the dict
     report[DETAILS] = {"model": model, "witness": witness, "H_star": H_star,
-                       "sequences": sequences if witness is not None else []}
+                       "sequences": sequences if witness is not None else [],
+                       "instance_witness_note": file_witness_note}
     return report
 
 

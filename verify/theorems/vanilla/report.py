@@ -20,7 +20,8 @@ from ...evidence.certificates import (check_no_linear_head_certificate, find_no_
 from .check import check_sequences, decide_direct, identity_check
 from ...render import lengths_checked, lengths_text, progress_bar
 from ..registry import DETAILS
-from ..common import check_work, label_counts, load_task_instance, resolve_witness, settle_verdict
+from ..common import (check_work, instance_witness_note, label_counts, load_task_instance, resolve_witness,
+                      settle_verdict)
 from ..rationalized import rationalized_source
 from ..multiclass import multiclass_mode
 from ..registry import check_assumptions
@@ -230,6 +231,7 @@ def theorem(args) -> dict:
         raise InputError(f"{args.option('ray') if hasattr(args, 'option') else '--ray'} splits the checks of the "
                          "large-model path (above 1,000 states or tokens); this instance is checked in one process")
     hmm, instance = load_or_generate(args, tid)
+    file_witness_note = instance_witness_note(args, tid, hmm)      # a malformed one: exit 2 before the work
     conversion = instance.pop("_conversion", None)
     mode, mode_note = check_work(args, hmm)
     hmm.check_task_range()               # every mode samples and bounds with a float form of mu
@@ -305,7 +307,8 @@ def theorem(args) -> dict:
                       meta={"theorem": tid, "instance": instance})
     # what TheoremReport.to_frame needs; verify.api.run_theorem takes it out of the dict
     report[DETAILS] = {"model": hmm, "witness": witness,
-                       "sequences": sequences if witness is not None else []}
+                       "sequences": sequences if witness is not None else [],
+                       "instance_witness_note": file_witness_note}
     return report
 
 

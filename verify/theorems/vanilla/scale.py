@@ -277,6 +277,9 @@ def theorem_at_scale(args) -> dict:
     what = f"--samples {samples} at --length {length} on {H} hidden states and {X} tokens"
     _refuse_if_too_big(est, what, key=refusal_stage(args, est))
     model, instance, _ = _load(args)
+    from ..common import instance_witness_note
+
+    file_witness_note = instance_witness_note(args, tid, model, large=DENSE_MAX_STATES)      # an .npz file's witness.* entries
     if tid == "3.3" and instance.get("source") == "generated" and H > X:
         instance["how"] += f" (no instance can satisfy Assumption 3.1 with |H| = {H} > |X| = {X})"
     _refuse_wide_denominators(model)
@@ -371,5 +374,5 @@ def theorem_at_scale(args) -> dict:
             f"without the assumption are searched up to {DENSE_MAX_STATES} states only")}
     if args.out:
         _save(model, args.out, tid, instance, results)
-    report[DETAILS] = {"model": model, "witness": None, "sequences": []}
+    report[DETAILS] = {"model": model, "witness": None, "sequences": [], "instance_witness_note": file_witness_note}
     return report
