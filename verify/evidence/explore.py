@@ -208,7 +208,7 @@ def construction_check(model, theorem: str, sequences, *, relaxed_ok: bool = Tru
         from ..theorems.vanilla.check import check_sequences
 
         res = check_sequences(model, theorem, witness.b, getattr(witness, "u", None), sequences, keep=True)
-        counted = res.decisions
+        counted = [d for d in res.decisions if d.possible]        # Pr(x) = 0: outside every claim
         in_R = res.checked
     for d in counted:
         labels[str(d.expected)] += 1

@@ -180,8 +180,11 @@ def _construction_summary(chk: dict, tid: str, bound: str) -> dict:
         what = (f"{chk['how']}: its witness disagrees with F* on {d['sequence']}{where} (F*(x) = {d['expected']}, "
                 f"F(x) = {d['got']}; checked exactly; F* takes both labels there: {chk['labels']})")
     elif one_label:
+        missed = ("" if d is None else f"; its own head disagrees with F* on {d['sequence']} (F*(x) = {d['expected']}, "
+                  f"F(x) = {d['got']}), but that shows nothing about the statement")
         what = (f"{chk['how']}: F* takes one label on the {counted} sequences that count ({bound}{where}; labels "
-                f"{chk['labels']}), so the check is vacuous: a constant head fits them and nothing could have failed")
+                f"{chk['labels']}), so the check is vacuous: a constant head fits them{missed}"
+                + ("" if d is not None else " and nothing could have failed"))
     else:
         what = (f"{chk['how']}: agrees with F* on all {counted} sequences{where} ({bound}; labels {chk['labels']}); "
                 "agreement on finitely many sequences, not a proof that the construction works")

@@ -62,7 +62,8 @@ def _vanilla(model: HMM | None, seed: int, directory: str | None) -> dict:
     model = prompt.details["model"]
     head = run_theorem(TheoremRequest(id="3.3", model=model, seed=seed, samples=SAMPLES, progress=False))
     ident = prompt.data.get("identity") or {}
-    prompt_ok = prompt.data["verdict"] == "verified" and bool(ident.get("holds")) and prompt.data["mode"] != "float"
+    prompt_ok = (prompt.data["verdict"] == "verified" and bool(ident.get("holds")) and prompt.data["mode"] != "float"
+                 and not prompt.data.get("vacuous"))       # a one-label task: a prompt "works" for nothing
     # the shortest certificate first (short sequences, so that it can be re-derived by path sums),
     # else the one verify theorem 3.3's own search found
     shown = shortest_statement_certificate(model, "3.3", short_sequences(model, 4))
@@ -87,7 +88,10 @@ def _vanilla(model: HMM | None, seed: int, directory: str | None) -> dict:
             "prompt": {"proven": prompt_ok, "certificate": prompt_cert, "witness": prompt.data.get("witness"),
                        "what": (f"verify theorem 3.6: {prompt.data['verdict']}; exact identity "
                                 f"{ident.get('what', 'no identity')}") if prompt_ok else
-                       f"verify theorem 3.6 gives {prompt.data['verdict']}",
+                       (f"verify theorem 3.6 gives verified, but F* takes one label on the sequences checked "
+                        f"(labels {prompt.data.get('labels')}): vacuous, no separation"
+                        if prompt.data["verdict"] == "verified" and prompt.data.get("vacuous") else
+                        f"verify theorem 3.6 gives {prompt.data['verdict']}"),
                        "sequences_checked": (prompt.data.get("sequences") or {}).get("checked")}}
 
 

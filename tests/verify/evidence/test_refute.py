@@ -3,6 +3,7 @@
 for Theorem 3.6, for random prompts by sympy), one-label tasks are vacuous, and the written
 certificates are accepted by certcheck and rejected once tampered with."""
 
+import itertools
 import json
 import random
 import subprocess
@@ -167,3 +168,31 @@ def test_a_construction_level_counterexample_is_certified_as_a_refuted_witness(c
     assert proc.returncode == 0 and "refuted" in proc.stdout
     assert main(["counterexample", "4.6", "--certificate", str(tmp_path / "m.json")]) == 2
     assert "attention heads have no statement-level certificate" in capsys.readouterr().err
+
+
+def test_impossible_sequences_are_not_counted_as_labels(tmp_path, capsys):
+    """Found by an audit: a token the HMM never emits made every sequence holding it count as
+    label 1 (its posterior is undefined), so a one-label task passed the vacuity guard and the
+    construction's failure was reported as a counterexample (exit 1). Sequences with Pr(x) = 0
+    are outside every claim: the labels count only possible ones (path sums decide which), and
+    the instance with the dead token row removed gives the same reading."""
+    dead = {"kind": "hmm", "A": [["3/7", "1"], ["4/7", "0"]], "W": [["1/2", "1/2"], ["0", "0"], ["1/2", "1/2"]],
+            "pi0": ["1/2", "1/2"], "mu": ["-2", "1"]}
+    alive = {**dead, "W": [dead["W"][0], dead["W"][2]]}
+    readings = []
+    for name, inst in (("dead", dead), ("alive", alive)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(inst))
+        code, out, _ = run_json(capsys, ["counterexample", "3.3", "--hmm", str(path)])
+        hmm = HMM.create(*(inst[k] for k in ("A", "W", "pi0", "mu")))
+        vocab = len(inst["W"])
+        possible = [s for t in range(1, 4) for s in itertools.product(range(vocab), repeat=t)
+                    if oracle.joint_probability(hmm, list(s)) > 0]
+        labels = out["construction"]["labels"]
+        assert sum(labels.values()) == len(possible)
+        mu = [Fraction(v) for v in inst["mu"]]
+        stars = {int(sum(m * q for m, q in zip(mu, oracle.path_posterior(hmm, list(s)))) >= 0) for s in possible}
+        assert stars == {0} and labels["1"] == 0          # F* = 0 on every possible sequence
+        assert code == 0 and out["construction"]["vacuous"] and not out["found"]
+        readings.append((code, out["found"], out["construction"]["labels"]))
+    assert readings[0] == readings[1]

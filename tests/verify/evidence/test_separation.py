@@ -5,6 +5,7 @@ attention head is verified by its identities; the no-linear-head certificate is 
 standard-library checker. All four certificate files are accepted by certcheck, and each is
 rejected once its claim is changed."""
 
+import itertools
 import json
 import subprocess
 import sys
@@ -130,3 +131,27 @@ def test_an_instance_where_head_tuning_works_is_not_a_separation(capsys, tmp_pat
     assert code == 5 and not res["proven"] and "memory" not in res
     assert not res["vanilla"]["head"]["proven"] and res["vanilla"]["assumptions"]["3.1"] is True
     assert res["vanilla"]["instance"]["source"] == str(inst)
+
+
+def test_a_one_label_task_proves_no_prompt_half(tmp_path):
+    """Found by an audit: on a task where F* takes one label (mu = (2, -1) with a posterior that
+    never reaches 0, checked here by path sums), the prompt half was marked proven with no
+    vacuity flag, while certcheck rejects its certificate as vacuous. A prompt that "works" there
+    shows nothing; the half is not proven and no certificate is written."""
+    inst = {"kind": "hmm", "A": [["1/3", "1/2"], ["2/3", "1/2"]], "W": [["1/2", "1/6"], ["1/3", "1/6"], ["1/6", "2/3"]],
+            "pi0": ["1/4", "3/4"], "mu": ["2", "-1"]}
+    hmm = HMM.create(inst["A"], inst["W"], inst["pi0"], inst["mu"])
+    mu = [Fraction(v) for v in inst["mu"]]
+    for t in (1, 2, 3):
+        for s in itertools.product(range(3), repeat=t):
+            post = oracle.path_posterior(hmm, list(s))
+            assert sum(m * q for m, q in zip(mu, post)) < 0           # F* = 0 on every sequence tried
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(inst))
+    folder = tmp_path / "certs"
+    proc = subprocess.run([sys.executable, "-m", "headprompt.verify", "separate", "--hmm", str(path),
+                           "--certificate-dir", str(folder), "--json"], capture_output=True, text=True, timeout=300)
+    data = json.loads(proc.stdout)
+    prompt = data["vanilla"]["prompt"]
+    assert proc.returncode == 5 and not data["proven"]
+    assert not prompt["proven"] and prompt["certificate"] is None and "vacuous" in prompt["what"]
