@@ -174,13 +174,24 @@ def _load_npz(path: str | Path, *, exact: bool) -> HMM:
     """A ``.npz`` instance as an :class:`HMM`: exact files as Fractions, float files as floats
     (read exactly as the decimals they print as when ``exact``, like a JSON number)."""
     from ..exceptions import ExactnessError
-    from .npz import npz_sizes, read_npz
+    from .arrays import DENSE_MAX_ENTRIES
+    from .npz import npz_is_exact, npz_sizes, read_npz
 
     source = str(path)
     states, tokens = npz_sizes(path)
     if states > NPZ_MAX_DENSE_STATES:
         raise LimitError(f"{source}: {states} hidden states; models above {NPZ_MAX_DENSE_STATES} states are "
                          "checked by verify theorem 3.3|3.6 --hmm FILE (the large-model path), not loaded whole")
+    # decided from the headers, before any array is read: the dense model's entries (A, W, pi0 and
+    # at least one row of mu) against HMM.create's cap for the kind it is built as (exact files are
+    # built exact, whatever is asked for)
+    kind = "exact" if exact or npz_is_exact(path) else "float"
+    entries = states * states + tokens * states + 2 * states
+    if entries > DENSE_MAX_ENTRIES[kind]:
+        raise LimitError(f"{source}: {states} hidden states x {tokens} tokens: A, W, pi0 and mu hold at least "
+                         f"{entries:,} entries; a dense {kind} HMM holds at most {DENSE_MAX_ENTRIES[kind]:,}"
+                         + (" (one Fraction per entry)" if kind == "exact" else "")
+                         + "; verify theorem 3.3|3.6 --hmm FILE checks it through the large-model path")
     inst = read_npz(path)
     try:
         if inst.exact:

@@ -41,7 +41,7 @@ from ..exceptions import InstanceFileError, LimitError, ValidationError
 from .limits import (MAX_FILE_BYTES, MAX_NPZ_BYTES, MAX_NPZ_ENTRIES, check_number_text,
                      check_regular_file, loads_strict)
 
-__all__ = ["is_npz", "read_npz", "NpzInstance", "write_npz", "npz_sizes", "npz_counts", "exact_parts",
+__all__ = ["is_npz", "read_npz", "NpzInstance", "write_npz", "npz_sizes", "npz_is_exact", "npz_counts", "exact_parts",
            "MAX_NPZ_TOKENS"]
 
 MAX_NPZ_TOKENS = 100_000
@@ -177,6 +177,18 @@ def npz_sizes(path: str | Path) -> tuple[int, int]:
         with zipfile.ZipFile(p) as zf:
             heads = _headers(p, zf)
             return _check_headers(p, zf, heads)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise _fail(p, f"not a readable .npz file ({exc})") from None
+
+
+def npz_is_exact(path: str | Path) -> bool:
+    """Whether a ``.npz`` instance holds exact values (integer numerators with ``A.den``), from
+    its headers alone, after :func:`npz_sizes`' checks."""
+    p = str(path)
+    npz_sizes(p)
+    try:
+        with zipfile.ZipFile(p) as zf:
+            return "A.den" in _headers(p, zf)
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise _fail(p, f"not a readable .npz file ({exc})") from None
 

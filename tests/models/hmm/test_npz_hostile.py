@@ -412,3 +412,27 @@ def test_command_line_on_the_audit_bombs_one_line_exit_2_in_seconds(tmp_path):
             lines = proc.stderr.strip().splitlines()
             assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"error: {path}: "), \
                 (what, cmd, proc.returncode, proc.stderr[-500:])
+
+
+def test_a_dense_load_beyond_the_exact_cap_is_refused_from_the_headers(tmp_path):
+    """Found by an input audit: ``verify posterior --hmm`` on a 2,000 x 10,000 ``.npz`` read the
+    whole file into Fractions (26 s, 1.6 GB) before HMM.create refused it. Now the dense entries
+    (|H|^2 + |X| |H| + 2 |H|) are checked against the exact cap from the headers: a sparse
+    1,900-state file whose dense form needs 8.1 million entries is refused in exact mode at once,
+    with little memory, and read in float mode (its cap is higher)."""
+    n = 1900
+    model = chain(n)
+    X = model["W"].shape[0]
+    assert n * n + X * n + 2 * n > 8_000_000
+    path = save(tmp_path, "big", entries(model))
+    tracemalloc.start()
+    start = time.perf_counter()
+    with pytest.raises(LimitError, match="dense exact HMM holds at most 8,000,000"):
+        load_instance(path, exact=True)
+    seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert seconds < 5 and peak < 20_000_000
+    hmm = load_instance(path, exact=False)
+    assert hmm.num_states == n and hmm.num_tokens == X
+    assert np.allclose(hmm.A.sum(0), 1.0) and hmm.A[1, 0] == 0.5
