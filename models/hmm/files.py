@@ -19,6 +19,7 @@ from .limits import (MAX_FILE_BYTES, check_regular_file, check_lifted_states, ch
                      loads_strict)
 from .values import HMM, MemoryHMM, register_file_io
 from .rational import format_array
+from .arrays import as_array
 
 __all__ = ["load_instance", "parse_instance", "instance_to_dict", "save_instance", "read_json",
            "read_text_file", "dumps_rows", "instance_to_npz", "NPZ_MAX_DENSE_STATES"]
@@ -302,8 +303,9 @@ def instance_to_npz(model: HMM, *, witness: dict | None = None, sparse_below: fl
     for key, value in (witness or {}).items():
         if key == "theorem":
             out["witness.theorem"] = np.array(str(value))
-        elif isinstance(value, (list, np.ndarray)) and key in ("u", "b"):
-            put(f"witness.{key}", np.asarray(value, dtype=object if model.exact else float), True, False)
+        elif isinstance(value, (list, tuple, np.ndarray)) and key in ("u", "b"):
+            # read as instance values are ("p/q" strings, decimals, Fractions), with their checks
+            put(f"witness.{key}", as_array(value, exact=model.exact, name=f"witness.{key}"), True, False)
     return out
 
 

@@ -176,3 +176,24 @@ def test_theorem_replays_from_its_own_npz_output(tmp_path):
 
     a, b = json.loads(first.stdout), json.loads(again.stdout)
     assert a["witness"]["u"] == b["witness"]["u"] and a["witness"]["b"] == b["witness"]["b"]
+
+
+def test_a_witness_given_as_strings_is_saved_exactly(tmp_path):
+    """Found by an input audit: ``save_instance(..., witness={"b": ["1/3", "-1"]})`` to a
+    ``.npz`` crashed (AttributeError on a string); the witness is read like instance values, so
+    it round-trips exactly, and a value that is not a number is refused with its name."""
+    from fractions import Fraction
+
+    from headprompt.models.exceptions import InputError
+    from headprompt.models.hmm.files import save_instance
+    from headprompt.models.hmm.npz import read_npz
+    from headprompt.models.hmm.values import HMM
+
+    hmm = HMM.create([["1/2", "1/2"], ["1/2", "1/2"]], [["1", "0"], ["0", "1"]], ["1/2", "1/2"], ["1", "-1"])
+    path = tmp_path / "w.npz"
+    save_instance(hmm, path, witness={"theorem": "3.3", "b": ["1/3", "-1"]})
+    inst = read_npz(path)
+    den = int(inst.den["witness.b"][0])
+    assert [Fraction(int(v), den) for v in inst.witness["b"]] == [Fraction(1, 3), Fraction(-1)]
+    with pytest.raises(InputError, match=r"witness\.b\[0\]"):
+        save_instance(hmm, tmp_path / "bad.npz", witness={"b": ["x", "-1"]})
