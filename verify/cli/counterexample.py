@@ -13,6 +13,7 @@ found (exact: a proof), 0 none found or every assumption holds, 2 bad input.
 from __future__ import annotations
 
 import os
+import sys
 
 from ...models.exceptions import InputError
 from ..evidence import SEARCH_MAX_STEPS as MAX_STEPS
@@ -103,15 +104,20 @@ def run(args) -> int:
         _save(model, args, result, witness, H_star)
     if args.certificate:
         _certificate(model, args, result, witness, H_star)
+    note = result.pop("save_note", None)
     if args.json:
         emit_json(result)
+        if note:                                  # the JSON schema has no notes field: stderr
+            print(f"note: {note}", file=sys.stderr)
     else:
         render(result)
+        if note:
+            print(f"note: {note}")
     return 1 if result["found"] else 0
 
 
 def _save(model, args, result: dict, witness, H_star) -> None:
-    from ...models.hmm.files import save_instance
+    from ..theorems.common import save_checked_instance
 
     wd = None
     if witness is not None:
@@ -120,7 +126,7 @@ def _save(model, args, result: dict, witness, H_star) -> None:
             wd["H_star"] = list(H_star)
     meta = {"theorem": args.id, "counterexample": {"dropped": result["dropped"], "kind": result["kind"],
                                                    "instance": result["instance"]}}
-    save_instance(model, args.out, witness=wd, meta=meta)
+    result["save_note"] = save_checked_instance(model, args.out, witness=wd, meta=meta)
     result["saved"] = args.out
 
 

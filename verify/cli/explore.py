@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from ...models.exceptions import InputError
-from ...models.hmm.files import save_instance
+from ..theorems.common import save_checked_instance
 
 from ..evidence.explore import STATEMENT_EVIDENCE, ExploreRequest, explore
 from ..theorems.registry import THEOREM_IDS
@@ -82,7 +82,9 @@ def run(args) -> int:
     if args.out and result.found:
         meta = {"theorem": request.theorem, "explore": {"dropped": request.drop, "kind": data["counterexample"]["kind"],
                                                          "seed": request.seed, "examples": request.examples}}
-        save_instance(result.model, args.out, witness=result.witness, meta=meta)
+        note = save_checked_instance(result.model, args.out, witness=result.witness, meta=meta)
+        if note:                          # on stderr: the JSON schema has no notes field
+            print(f"note: {note}", file=sys.stderr)
         data["saved"] = args.out
     elif args.out:
         data["saved"] = None                # nothing found: --out FILE is left untouched (said below)

@@ -66,13 +66,14 @@ def run(args) -> int:
                          "give two different files")
     with rationalized.hinting_float_models(request.rationalize):
         report = run_theorem(request)
-    note = report.details.get("instance_witness_note")      # the --hmm file's own witness, not checked
+    # the --hmm file's own witness, not checked; a witness that did not fit the --out file
+    notes = [n for n in (report.details.get("instance_witness_note"), report.details.get("save_note")) if n]
     if args.json:
         emit_json(report.data)
-        if note:                                  # the JSON schema has no notes field: stderr
+        for note in notes:                        # the JSON schema has no notes field: stderr
             print(f"note: {note}", file=sys.stderr)
     else:
         theorem_spec(request.id).report().render(report.data)
-        if note:
+        for note in notes:
             console().print(f"note: {note}", markup=False)
     return report.exit_code

@@ -7,7 +7,7 @@ import re
 from ...models.exceptions import InputError, InstanceFileError, SequenceError
 
 __all__ = ["parse_sequence", "MODES", "load_task_instance", "settle_verdict", "label_counts",
-           "check_work", "message_bits", "exact_bytes", "MAX_EXACT_BYTES", "check_theorem_flags", "check_out_path", "check_out_dir", "instance_witness_note",
+           "check_work", "message_bits", "exact_bytes", "MAX_EXACT_BYTES", "check_theorem_flags", "check_out_path", "check_out_dir", "instance_witness_note", "save_checked_instance",
            "probe_writable_file", "probe_writable_dir", "MAX_SECONDS",
            "MAX_TOKENS", "mark_ties"]
 
@@ -625,3 +625,25 @@ def resolve_witness(given, theorem_id: str, model):
     data = as_dict()
     data.setdefault("theorem", theorem_id)
     return witnesses.witness_from_dict(data, theorem_id, model, source="witness")
+
+
+def save_checked_instance(model, path, *, witness: dict | None, meta: dict | None = None) -> str | None:
+    """Save the instance a run checked (``--out``), with its witness; returns None, or a note when
+    the witness could not go into the file. A ``.npz`` file holds exact values as int64
+    numerators over per-column denominators, and an exact witness of a small model often needs
+    more: then the instance is saved without the witness (the run's verdict, a proof, keeps its
+    exit code) and the note says so and how to keep it (a ``.json`` file has no such limit).
+    An instance that does not fit either is refused as before (exit 2)."""
+    from ...models.exceptions import LimitError
+    from ...models.hmm.files import save_instance
+    from ...models.hmm.npz import is_npz
+
+    try:
+        save_instance(model, path, witness=witness, meta=meta)
+        return None
+    except LimitError as exc:
+        if witness is None or not is_npz(path) or not str(exc).startswith("witness."):
+            raise
+        save_instance(model, path, witness=None, meta=meta)
+        return (f"{path} holds the instance without its witness ({str(exc).split(';')[0]}): replaying it with "
+                f"--hmm rebuilds the construction; save to a .json file to keep the witness itself")

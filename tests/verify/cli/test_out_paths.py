@@ -112,3 +112,24 @@ def test_the_probe_changes_nothing(tmp_path):
     check_out_path(os.devnull)                          # a device that takes writes
     with pytest.raises(InputError, match="is a directory"):
         check_out_path(str(tmp_path))
+
+
+def test_a_witness_too_large_for_npz_keeps_the_verdict(tmp_path, capsys):
+    """A small generated model's exact witness needs numerators beyond int64, which a .npz file
+    cannot hold: the run used to end in exit 2 after its proof. The instance is saved without the
+    witness, the verdict keeps its exit code, a note on stderr says so, and replaying the file
+    checks the same instance (the same verdict; the file holds no witness.* entry)."""
+    import zipfile
+
+    from headprompt.verify.cli.main import main as verify_main
+
+    out = tmp_path / "small.npz"
+    code = verify_main(["theorem", "3.6", "--hidden", "10", "--vocab", "10", "--out", str(out), "--json"])
+    captured = capsys.readouterr()
+    first = json.loads(captured.out)
+    assert code == 0 and first["verdict"] == "verified"
+    assert "without its witness" in captured.err and "int64" in captured.err
+    assert not any(n.startswith("witness") for n in zipfile.ZipFile(out).namelist())
+    code = verify_main(["theorem", "3.6", "--hmm", str(out), "--json"])
+    again = json.loads(capsys.readouterr().out)
+    assert code == 0 and again["verdict"] == "verified" and again["witness"] == first["witness"]

@@ -10,7 +10,6 @@ from ....constructions.vanilla import PromptWitness, theorem_33_witness, theorem
 from ....models.exceptions import ConstructionError, InputError, InternalError
 from ....models.generate.generators import full_rank_hmm, prompt_friendly_hmm
 from ....models.hmm.values import HMM
-from ....models.hmm.files import save_instance
 from ....models.hmm.rational import format_array, format_fraction
 from ....models.hmm.task import is_multiclass, num_classes
 
@@ -21,7 +20,7 @@ from .check import check_sequences, decide_direct, identity_check
 from ...render import lengths_checked, lengths_text, progress_bar
 from ..registry import DETAILS
 from ..common import (check_work, instance_witness_note, label_counts, load_task_instance, resolve_witness,
-                      settle_verdict)
+                      save_checked_instance, settle_verdict)
 from ..rationalized import rationalized_source
 from ..multiclass import multiclass_mode
 from ..registry import check_assumptions
@@ -302,13 +301,14 @@ def theorem(args) -> dict:
             report["assumption_evidence"] = evidence
         if construction_error:
             report["construction"] = construction_error
+    save_note = None
     if args.out:
-        save_instance(hmm, args.out, witness=None if witness is None else witness.as_dict(),
-                      meta={"theorem": tid, "instance": instance})
+        save_note = save_checked_instance(hmm, args.out, witness=None if witness is None else witness.as_dict(),
+                                          meta={"theorem": tid, "instance": instance})
     # what TheoremReport.to_frame needs; verify.api.run_theorem takes it out of the dict
     report[DETAILS] = {"model": hmm, "witness": witness,
                        "sequences": sequences if witness is not None else [],
-                       "instance_witness_note": file_witness_note}
+                       "instance_witness_note": file_witness_note, "save_note": save_note}
     return report
 
 
