@@ -1,6 +1,8 @@
 """Re-check a headprompt certificate with the Python standard library alone.
 
     python -m headprompt.certcheck FILE        (or: python api/certcheck.py FILE)
+    python -m headprompt.certcheck --separation FILE FILE   (the two halves of a separation:
+        each checked in full, and both about the same instance; :func:`check_separation`)
 
 Exit 0: accepted, every claim re-derived from the instance (the line says exactly what is
 proven). Exit 1: rejected (one line naming the first claim that fails; ``rejected: vacuous: ...``
@@ -44,7 +46,7 @@ import stat
 import sys
 from fractions import Fraction
 
-__all__ = ["check", "check_file", "main", "loads", "Rejected", "Vacuous", "Unreadable", "FORMAT", "VERSION",
+__all__ = ["check", "check_file", "check_separation", "main", "loads", "Rejected", "Vacuous", "Unreadable", "FORMAT", "VERSION",
            "LIMITS", "backward_cost", "memory_cost", "digits_of", "limb_work", "parse_work"]
 
 FORMAT = "headprompt-certificate"
@@ -1403,14 +1405,7 @@ def check(cert) -> str:
     Raises:
         Rejected (Vacuous): a claim fails (holds only vacuously). Unreadable: malformed.
     """
-    old = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None
-    if old is not None:
-        sys.set_int_max_str_digits(0)
-    try:
-        return _check(cert)
-    finally:
-        if old is not None:
-            sys.set_int_max_str_digits(old)
+    return _with_digits(lambda: _check(cert))
 
 
 def _check(cert) -> str:
@@ -1464,31 +1459,103 @@ def _check(cert) -> str:
 
 def check_file(path: str) -> str:
     """Read (strictly, bounded) and check the certificate at ``path``."""
+    return _with_digits(lambda: _check(read_file(path)))
+
+
+# a separation: (theorem of the half that works, theorem of the no-linear-head half, what each says)
+_SEPARATIONS = {"hmm": ("3.6", "3.3", "a prompt and a linear head compute F*",
+                        "no linear head on G_1(∅, x) computes F*"),
+                "memory-hmm": ("4.3", "4.3", "an attention head computes F* on R",
+                               "no linear head on the memory model's G_1(∅, x) computes F*")}
+
+
+def _same_instance(first, second) -> bool:
+    """Whether two parsed instances are the same model, value by value (exact)."""
+    if type(first) is not type(second):
+        return False
+    names = ("n", "m", "A", "W", "pi0", "mu") if isinstance(first, Vanilla) else (
+        "N", "M", "S", "j", "A", "W", "pi0", "pM", "mu_rows")
+    return all(getattr(first, k) == getattr(second, k) for k in names)
+
+
+def check_separation(first, second) -> str:
+    """Check the two halves of a separation (parsed certificates, in either order): each is
+    checked in full as :func:`check` does, and together they must be one certificate that a head
+    works (Theorem 3.6 ``verified``, or Theorem 4.3 ``verified`` for a memory HMM) and one that no
+    linear head does (``no-linear-head``: Theorem 3.3's features, or Theorem 4.3's) **on the
+    same instance**, exactly; two true certificates about two different instances prove no
+    separation.
+
+    Raises:
+        Rejected (Vacuous), Unreadable: as :func:`check`, for either half or for the pair.
+    """
+    lines = []
+    for k, cert in enumerate((first, second)):
+        try:
+            lines.append(check(cert))
+        except (Rejected, Unreadable) as exc:
+            raise type(exc)(f"half {k + 1}: {exc}") from None
+    kinds = [cert["instance"]["kind"] for cert in (first, second)]
+    if kinds[0] != kinds[1]:
+        raise Rejected(f"the halves are about a {kinds[0]!r} and a {kinds[1]!r} instance: not one instance")
+    works, fails, says_works, says_fails = _SEPARATIONS[kinds[0]]
+    role = {}
+    for k, cert in enumerate((first, second)):
+        if cert["claim"] == "theorem" and cert["theorem"] == works and cert.get("verdict") == "verified":
+            role.setdefault("works", k)
+        elif cert["claim"] == "no-linear-head" and cert["theorem"] == fails:
+            role.setdefault("fails", k)
+    if set(role) != {"works", "fails"}:
+        raise Rejected(f"a separation on a {kinds[0]!r} instance needs one Theorem {works} certificate with verdict "
+                       f"verified and one no-linear-head certificate with Theorem {fails}'s features; found "
+                       + " and ".join(f"{c['claim']} (Theorem {c['theorem']}{', ' + str(c.get('verdict')) if c['claim'] == 'theorem' else ''})"
+                                      for c in (first, second)))
+    parsed = [Vanilla(c["instance"]) if kinds[0] == "hmm" else Memory(c["instance"]) for c in (first, second)]
+    if not _same_instance(*parsed):
+        raise Rejected("the two halves are about different instances (their A, W, pi0, mu or memory fields differ): "
+                       "each may be true, but together they separate nothing")
+    return (f"accepted: separation on one instance: {says_works} and {says_fails}; "
+            f"[{lines[role['works']]}] [{lines[role['fails']]}]")
+
+
+def main(argv=None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    usage = ("usage: python -m headprompt.certcheck FILE | --separation FILE FILE   (exit 0 accepted, 1 rejected "
+             "or vacuous, 2 unreadable)")
+    if args and args[0] == "--separation":
+        if len(args) != 3:
+            return _emit(usage, 2, sys.stderr)
+        return _run(lambda: _with_digits(lambda: check_separation(read_file(args[1]), read_file(args[2]))),
+                    " ".join(args[1:]))
+    if len(args) != 1 or args[0] in ("-h", "--help"):
+        asked = bool(args) and args[0] in ("-h", "--help")
+        return _emit(usage, 0 if asked else 2, sys.stdout if asked else sys.stderr)
+    return _run(lambda: check_file(args[0]), args[0])
+
+
+def _with_digits(work):
+    """Run ``work`` with Python's limit on int-string digits lifted (certificates hold long
+    exact numbers; their size is bounded by the documented limits instead)."""
     old = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None
     if old is not None:
         sys.set_int_max_str_digits(0)
     try:
-        return _check(read_file(path))
+        return work()
     finally:
         if old is not None:
             sys.set_int_max_str_digits(old)
 
 
-def main(argv=None) -> int:
-    args = sys.argv[1:] if argv is None else list(argv)
-    if len(args) != 1 or args[0] in ("-h", "--help"):
-        asked = bool(args) and args[0] in ("-h", "--help")
-        return _emit("usage: python -m headprompt.certcheck FILE   (exit 0 accepted, 1 rejected or vacuous, "
-                     "2 unreadable)", 0 if asked else 2, sys.stdout if asked else sys.stderr)
+def _run(work, what: str) -> int:
     try:
-        line, code, stream = check_file(args[0]), 0, sys.stdout
+        line, code, stream = work(), 0, sys.stdout
     except Vacuous as exc:
         line, code, stream = f"rejected: vacuous: {exc}", 1, sys.stdout
     except Rejected as exc:
         line, code, stream = f"rejected: {exc}", 1, sys.stdout
     except (Unreadable, OSError, ValueError, RecursionError, MemoryError, TypeError, KeyError, IndexError,
             AttributeError) as exc:
-        line, code, stream = f"unreadable: {args[0]}: {str(exc)[:300]}", 2, sys.stderr
+        line, code, stream = f"unreadable: {what}: {str(exc)[:300]}", 2, sys.stderr
     return _emit(line, code, stream)
 
 

@@ -104,4 +104,5 @@ def render(result: dict) -> None:
     verdict = "every half proven" if result["proven"] else "NOT every half proven"
     out.print(f"{verdict}; time {result['seconds']:.1f} s"
               + ("" if result["certificates_written"] else " (add --certificate-dir DIR to write the certificates)")
-              + ("; check them: python -m headprompt.certcheck FILE" if result["certificates_written"] else ""))
+              + ("; check each pair: python -m headprompt.certcheck --separation FILE FILE"
+                 if result["certificates_written"] else ""))

@@ -155,3 +155,47 @@ def test_a_one_label_task_proves_no_prompt_half(tmp_path):
     prompt = data["vanilla"]["prompt"]
     assert proc.returncode == 5 and not data["proven"]
     assert not prompt["proven"] and prompt["certificate"] is None and "vacuous" in prompt["what"]
+
+
+def _cert(folder: Path, role: str) -> dict:
+    return json.loads((folder / CERTIFICATE_FILES[role]).read_text())
+
+
+def test_certcheck_checks_a_separation_as_one_claim(separation):
+    """``certcheck --separation`` accepts the two halves ``verify separate`` writes (either order,
+    both kinds), and rejects pairs that prove no separation: true certificates about two
+    different instances (found by an audit: checked one file at a time, both passed), two halves
+    of the same role, a vanilla half with a memory half, a half that is itself false."""
+    from headprompt import certcheck
+
+    folder = separation[2]
+    head, prompt = _cert(folder, "head"), _cert(folder, "prompt")
+    attention, linear = _cert(folder, "attention"), _cert(folder, "linear")
+    for a, b in ((head, prompt), (prompt, head), (attention, linear)):
+        assert certcheck.check_separation(a, b).startswith("accepted: separation on one instance")
+    # a true Theorem 3.6 certificate of another instance: write one with verify
+    other_dir = folder.parent / "other"
+    other_dir.mkdir(exist_ok=True)
+    other_path = other_dir / "p.json"
+    subprocess.run([sys.executable, "-m", "headprompt.verify", "theorem", "3.6", "--hidden", "5", "--vocab", "3",
+                    "--seed", "7", "--samples", "20", "--length", "2", "--certificate", str(other_path)],
+                   capture_output=True, timeout=300, check=True)
+    other = json.loads(other_path.read_text())
+    assert certcheck.check(other).startswith("accepted")
+    assert other["instance"]["A"] != prompt["instance"]["A"]          # independent: the files differ
+    with pytest.raises(certcheck.Rejected, match="different instances"):
+        certcheck.check_separation(head, other)
+    with pytest.raises(certcheck.Rejected, match="needs one"):
+        certcheck.check_separation(prompt, prompt)
+    with pytest.raises(certcheck.Rejected, match="not one instance"):
+        certcheck.check_separation(head, attention)
+    false = json.loads(json.dumps(head))
+    false["labels"] = [1 - v for v in false["labels"]]
+    with pytest.raises(certcheck.Rejected, match="half 1"):
+        certcheck.check_separation(false, prompt)
+    # the command line: exit 0 on the pair, 1 on a mismatched pair, 2 on a wrong argument count
+    run = lambda *a: subprocess.run([sys.executable, "-m", "headprompt.certcheck", "--separation", *map(str, a)],
+                                    capture_output=True, text=True, timeout=300).returncode
+    assert run(folder / CERTIFICATE_FILES["head"], folder / CERTIFICATE_FILES["prompt"]) == 0
+    assert run(folder / CERTIFICATE_FILES["head"], other_path) == 1
+    assert run(folder / CERTIFICATE_FILES["head"]) == 2
