@@ -924,7 +924,7 @@ def _vanilla_theorem(cert, theorem, inst):
     L, Dhead, pre, Dpre, (b_rows, u) = _head(inst, witness, theorem, "witness")
     covers = _field(cert, "covers", "certificate")
     if covers not in ("identity", "listed"):
-        raise Unreadable(f"covers: expected \"identity\" or \"listed\"")
+        raise Unreadable("covers: expected \"identity\" or \"listed\"")
     if covers == "identity":
         if verdict != "verified":
             raise Rejected("covers: an identity covers every sequence, so the verdict cannot be refuted")

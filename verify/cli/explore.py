@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import sys
 
-from ...models.exceptions import InputError
 from ..theorems.common import save_checked_instance
 
 from ..evidence.explore import STATEMENT_EVIDENCE, ExploreRequest, explore
@@ -62,17 +61,18 @@ def run(args) -> int:
                              max_hidden=args.max_hidden, max_vocab=args.max_vocab, max_length=args.max_length,
                              classes=args.classes)
     bar = None
-    progress = on_phase = None
+    progress = None
+    on_phase = None
     if not args.json and sys.stderr.isatty():
         from tqdm import tqdm
 
         bar = tqdm(total=request.examples, file=sys.stderr, leave=False, unit="instance")
 
-        def on_phase(want: str) -> None:
+        def phase(want: str) -> None:
             bar.reset(total=request.examples)
             bar.set_description(f"explore {request.theorem}: {'statement' if want == 'statement' else 'construction'}")
 
-        progress = bar.update
+        progress, on_phase = bar.update, phase
     try:
         result = explore(request, progress=progress, on_phase=on_phase)
     finally:

@@ -43,7 +43,7 @@ from ...models.hmm.task import is_multiclass, num_classes
 from ...models.hmm.files import instance_to_dict
 from ...models.hmm.rational import format_array
 
-from ..theorems.registry import THEOREMS, check_assumptions, theorem_spec
+from ..theorems.registry import check_assumptions, theorem_spec
 
 __all__ = ["ExploreRequest", "ExploreResult", "explore", "evaluate", "build_witness",
            "construction_check", "statement_evidence", "short_sequences", "instance_sizes", "STATEMENT_EVIDENCE", "replay_statement_evidence"]

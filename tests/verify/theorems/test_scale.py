@@ -293,3 +293,30 @@ def test_only_a_given_model_with_quick_assumptions_defers_its_refusal():
     assert refusal_stage(generated, quick) == "seconds"
     assert refusal_stage(from_file, quick) == refusal_stage(from_api, quick) == "assumption_seconds"
     assert refusal_stage(from_file, slow) == refusal_stage(from_api, slow) == "seconds"
+
+
+def test_undecided_sequences_and_a_cross_check_mismatch_raise_the_named_errors(monkeypatch):
+    """pyflakes found ``LimitError`` and ``InternalError`` used in scale_check without an import:
+    the two guards (too many sequences left to the exact fallback; certified and exact checks
+    that differ) would have raised NameError (exit 4 with a traceback's message) instead of their
+    one-line errors. Forced here: every certified sign reported undecided with no time for the
+    exact redo, and an exact re-decision that disagrees."""
+    import headprompt.verify.theorems.vanilla.scale_check as scc
+    from headprompt.models.exceptions import InternalError, LimitError
+
+    m = block_hmm(50, 16, rng=np.random.default_rng(3), classes=2, screen=50, length=4)
+    real = scc.ib.certified_signs
+
+    def undecided(*a, **kw):
+        sign, decided, rest = real(*a, **kw)
+        return sign, np.zeros_like(decided), rest
+
+    with monkeypatch.context() as mp:
+        mp.setattr(scc.ib, "certified_signs", undecided)
+        mp.setattr(scc, "MAX_SECONDS", 0.0)
+        with pytest.raises(LimitError, match="could not be decided by the certified bound"):
+            theorem_at_scale(_args(m, samples=100, length=4))
+    with monkeypatch.context() as mp:
+        mp.setattr(scc, "_exact_decide", lambda *a: (True, 7, 7, False, False, False))    # no real label is 7
+        with pytest.raises(InternalError, match="certified and exact checks differ"):
+            theorem_at_scale(_args(m, samples=100, length=4))

@@ -8,7 +8,6 @@ from fractions import Fraction
 import numpy as np
 
 from ....constructions.memory import AttentionWitness, theorem_43_witness, theorem_c6_witness
-from ....models.inference import exact as ie
 from ....models.exceptions import ConstructionError, InputError
 from ....models.generate.memory import break_nondegeneracy, generate_instance
 from ....models.hmm.values import MemoryHMM

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import flint

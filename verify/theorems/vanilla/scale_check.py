@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ....models.exceptions import InternalError, LimitError
 from ....models.hmm.large import LargeHMM
 from ....models.hmm.task import label, labels
 from ....models.inference import bounds as ib
