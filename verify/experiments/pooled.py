@@ -6,7 +6,12 @@ prospective trial count, and the verdicts of a run's family after Holm's adjustm
 
 from __future__ import annotations
 
+import decimal
 import math
+import numbers
+import warnings
+from collections.abc import Mapping
+from fractions import Fraction
 
 import numpy as np
 
@@ -27,12 +32,41 @@ METHOD = ("stratified mean paired difference; p = max(sign-flip of the studentiz
           "t with a skewness allowance of 1); interval by inverting the test")
 
 
+def _setting(key, v) -> np.ndarray:
+    """One setting's differences as floats; ``ValueError`` (one line naming the setting and the
+    problem) for anything but a flat, non-empty sequence of finite real numbers."""
+    where = f"pooled_test: setting {key!r}"
+    if v is None or isinstance(v, (str, bytes, Mapping)):
+        raise ValueError(f"{where}: expected a list of paired differences, got {type(v).__name__}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")          # older numpy warns on ragged lists instead of raising
+            a = np.asarray(v)
+    except (ValueError, TypeError, Warning):
+        raise ValueError(f"{where}: expected a flat list of numbers, got a ragged or nested one") from None
+    if a.ndim != 1:
+        raise ValueError(f"{where}: expected a flat list of paired differences, got "
+                         + (type(v).__name__ if a.ndim == 0 else f"shape {a.shape}"))
+    if len(a) == 0:
+        raise ValueError(f"{where}: no paired differences")
+    odd = ([x for x in a if not isinstance(x, (numbers.Real, decimal.Decimal))] if a.dtype.kind == "O" else
+           [] if a.dtype.kind in "biuf" else [a[0]])       # strings, None, complex numbers, dates
+    if odd:
+        raise ValueError(f"{where}: a paired difference that is not a real number: {odd[0]!r}")
+    try:
+        with np.errstate(over="ignore"):
+            a = a.astype(float)
+    except (OverflowError, ValueError, TypeError):
+        a = np.array([math.inf])
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{where}: a paired difference that is not finite (NaN, infinite or beyond the float range)")
+    return a
+
+
 def _table(groups: dict) -> tuple[np.ndarray, list[int]]:
-    sets = [np.asarray(v, dtype=float).ravel() for v in groups.values()]
-    if any(len(v) == 0 for v in sets):
-        raise ValueError("pooled_test: a setting with no paired differences")
-    if any(not np.all(np.isfinite(v)) for v in sets):
-        raise ValueError("pooled_test: a paired difference that is not finite")
+    if not isinstance(groups, Mapping):
+        raise ValueError(f"pooled_test: expected a dict {{setting: [paired differences]}}, got {type(groups).__name__}")
+    sets = [_setting(k, v) for k, v in groups.items()]
     return (np.concatenate(sets) if sets else np.zeros(0)), [len(v) for v in sets]
 
 
@@ -162,26 +196,46 @@ def trials_needed(sds, settings: int, effect: float = EFFECT, *, alpha: float = 
     return hi
 
 
+def _trials(sds, settings: int, effect: float, **kw) -> int | None:
+    """:func:`trials_needed` with the SDs and the effect times the power of 2 that brings the
+    largest SD into [0.5, 1) (exact; the rule and the simulation are scale-free): SDs of 1e-300
+    do not vanish nor 1e300 overflow. An effect above 2^900 SDs is held there (the noise is below
+    rounding either way); ``None`` for zero or infinite SDs (no effect of ``effect`` is detectable
+    against the latter)."""
+    sds = np.asarray(sds, dtype=float)
+    top = float(np.max(sds)) if sds.size else 0.0
+    if not 0 < top < math.inf or not effect > 0:
+        return None
+    e = math.frexp(top)[1]
+    with np.errstate(under="ignore"):
+        return trials_needed(np.ldexp(sds, -e), settings, min(_ldexp(effect, -e), 2.0 ** 900), **kw)
+
+
+def _ldexp(x: float, e: int) -> float:
+    """``x * 2^e`` as a float: ``inf`` past the float range, 0 below it (no warning)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.ldexp(x, e))
+
+
 def _decide(out: dict, p: float | None, alpha: float, adjusted: bool) -> dict:
     """``verdict`` and ``reason`` from ``p`` (the raw or the family-adjusted p-value)."""
     est = out["estimate"]
     if out.get("reason_fixed"):
         return {**out, "verdict": "inconclusive", "reason": out["reason_fixed"]}
+    if out["min_reachable_p"] is not None and out["min_reachable_p"] >= alpha:
+        # before the p-value: no table with this many nonzero differences reaches alpha, so a smaller
+        # p (a Monte Carlo draw, or an adjusted p handed to verdict_after) cannot make a verdict
+        return {**out, "verdict": "inconclusive", "reason": _unreachable(out, alpha)}
     if p is not None and p < alpha and est != 0:
         return {**out, "verdict": "supported" if est > 0 else "contradicted", "reason": None}
     if adjusted and out["p"] is not None and out["p"] < alpha:
         return {**out, "verdict": "inconclusive",
                 "reason": f"not significant after Holm's adjustment over the run's {out['family_size']} tests "
                           f"(p = {out['p']:.2g}, adjusted p = {p:.2g})"}
-    if out["min_reachable_p"] is not None and out["min_reachable_p"] >= alpha:
-        return {**out, "verdict": "inconclusive",
-                "reason": f"cannot reach p < {alpha:g}: with {out['nonzero']} nonzero differences the smallest "
-                          f"p the sign-flip test can give is {out['min_reachable_p']:.3g}; needs at least "
-                          f"{_min_nonzero(alpha)} nonzero pairs"}
     if out.get("zero_variance"):
+        note = out.get("constant_note", "constant within each setting and differ in sign across settings")
         return {**out, "verdict": "inconclusive",
-                "reason": f"the paired differences are constant within each setting and differ in sign across "
-                          f"settings: the sign-flip test of their sum gives p = {out['p']:.2g}"
+                "reason": f"the paired differences are {note}: the sign-flip test of their sum gives p = {out['p']:.2g}"
                           + (f" (Holm-adjusted p = {p:.2g})" if adjusted else "")
                           + "; zero spread gives no detectable effect or trial count"}
     need = out.get("trials_needed")
@@ -209,6 +263,11 @@ def _decide(out: dict, p: float | None, alpha: float, adjusted: bool) -> dict:
     return {**out, "verdict": "inconclusive", "reason": f"underpowered: {shown}" + (f"; {tail}" if tail else "")}
 
 
+def _unreachable(out: dict, alpha: float) -> str:
+    return (f"cannot reach p < {alpha:g}: with {out['nonzero']} nonzero differences the smallest p the sign-flip "
+            f"test can give is {out['min_reachable_p']:.3g}; needs at least {_min_nonzero(alpha)} nonzero pairs")
+
+
 def _powered(out: dict) -> bool:
     """Whether the run's own design already gives the rule 80% power at the stated effect (its
     detectable effect, simulated at that design, is at most the effect)."""
@@ -231,7 +290,8 @@ def pooled_test(groups: dict, *, alpha: float = ALPHA, seed: int = 0, effect: fl
     ``wilcoxon_p`` (``None``: no longer part of the rule). Deterministic for a given ``seed``.
 
     Raises:
-        ValueError: a setting with no differences, or a difference that is not finite.
+        ValueError: ``groups`` is not a dict; a setting that is not a flat, non-empty list (tuple,
+            array) of real numbers; a difference that is not finite (one line naming the problem).
     """
     d, sizes = _table(groups)
     n, k = len(d), len(sizes)
@@ -244,10 +304,18 @@ def pooled_test(groups: dict, *, alpha: float = ALPHA, seed: int = 0, effect: fl
            "ci95_note": None}
     if n == 0:
         return _decide({**out, "reason_fixed": "no (setting, trial) pairs count toward the claim"}, None, alpha, False)
-    out["estimate"] = est = math.fsum(d) / n
+    total = sum(map(Fraction, d.tolist()), Fraction(0))      # exact (math.fsum overflows near 1e308)
+    out["estimate"] = est = float(total / n)
     if n == 1:
         return _decide({**out, "reason_fixed": "one pair gives no test; needs at least 2 trials"}, None, alpha, False)
-    r = rule_pvalues(d[None, :], sizes, seed=seed)
+    # the rule, the interval search and the simulations are scale-free: they run on the differences
+    # times the power of 2 that brings the largest |d| into [0.5, 1) (exact), so 1e300 does not
+    # overflow and 1e-300 does not vanish; what they give in the data's units is scaled back (inf
+    # beyond 1.8e308)
+    e = math.frexp(float(np.max(np.abs(d))))[1]
+    with np.errstate(under="ignore"):
+        u = np.ldexp(d, -e)
+    r = rule_pvalues(u[None, :], sizes, seed=seed)
     zero_var = bool(r["zero_variance"][0])
     p = float(r["p"][0])
     m = out["nonzero"]
@@ -255,7 +323,7 @@ def pooled_test(groups: dict, *, alpha: float = ALPHA, seed: int = 0, effect: fl
     if not r["exact_flips"]:
         floor = max(floor, 2.0 / (FLIPS + 1))
     out.update(p=p, p_value=p, p_adjusted=p, zero_variance=zero_var, min_reachable_p=min(1.0, floor),
-               df=None if zero_var else float(r["df"][0]), se=float(r["se"][0]),
+               df=None if zero_var else float(r["df"][0]), se=_ldexp(r["se"][0], e),
                p_flip=float(r["p_flip"][0]), p_hall=None if zero_var else float(r["p_hall"][0]),
                p_skew=None if zero_var else float(r["p_skew"][0]))
     if zero_var:
@@ -267,23 +335,36 @@ def pooled_test(groups: dict, *, alpha: float = ALPHA, seed: int = 0, effect: fl
         out["ci95_note"] = f"no interval: with {m} nonzero differences no shift reaches p < {alpha:g}"
     if m == 0:
         return _decide({**out, "reason_fixed": "no difference: every paired difference is 0"}, p, alpha, False)
-    spread = float(np.max(d) - np.min(d))
-    scale = out["se"] if out["se"] > 0 else max(spread, abs(est), 1e-12)
-    if out["min_reachable_p"] < alpha and not zero_var:     # otherwise no shift is rejected: no interval
-        lo = _bound(d, sizes, est, scale, -1, alpha, seed)
-        hi = _bound(d, sizes, est, scale, +1, alpha, seed)
-        out["ci95"] = [min(lo, est), max(hi, est)] if lo is not None and hi is not None else None
+    if est == 0.0 and total != 0:
+        return _decide({**out, "reason_fixed": "the mean paired difference is nonzero but rounds to 0 (below the "
+                                               "smallest double, 5e-324): no sign to decide"}, p, alpha, False)
     if zero_var:
-        if est == 0.0:
+        parts = np.split(d, np.cumsum(sizes)[:-1])
+        nz = d[d != 0]
+        out["constant_note"] = (
+            "constant within each setting"
+            + ("" if all(v.max() == v.min() for v in parts) else
+               " to double precision (each spread is below 1e-150 of the largest difference)")
+            + (" and differ in sign across settings" if nz.min() < 0 < nz.max() else ""))
+    se_u, est_u = float(r["se"][0]), _ldexp(est, -e)
+    scale = se_u if se_u > 0 else max(float(np.max(u) - np.min(u)), abs(est_u), 1e-12)
+    if out["min_reachable_p"] < alpha and not zero_var:     # otherwise no shift is rejected: no interval
+        lo = _bound(u, sizes, est_u, scale, -1, alpha, seed)
+        hi = _bound(u, sizes, est_u, scale, +1, alpha, seed)
+        out["ci95"] = [min(_ldexp(lo, e), est), max(_ldexp(hi, e), est)] if lo is not None and hi is not None else None
+    if zero_var:
+        if total == 0:
             return _decide({**out, "reason_fixed": "no difference: the paired differences are constant within "
                                                    "each setting and cancel (mean 0)"}, p, alpha, False)
     else:
-        out["setting_sds"] = [float(x) for x in _setting_sds(d, sizes)]
-        out["mde"] = out["detectable_effect"] = detectable_effect(out["setting_sds"], sizes, alpha=alpha, seed=seed)
+        sds_u = _setting_sds(u, sizes)
+        out["setting_sds"] = [_ldexp(x, e) for x in sds_u]
+        mde_u = detectable_effect(sds_u, sizes, alpha=alpha, seed=seed)
+        out["mde"] = out["detectable_effect"] = None if mde_u is None else _ldexp(mde_u, e)
     res = _decide(out, p, alpha, False)
     if res["verdict"] == "inconclusive" and not zero_var and res["min_reachable_p"] < alpha and not _powered(out):
-        out["trials_needed"] = trials_needed(out["setting_sds"], k, effect, alpha=alpha, seed=seed,
-                                             start=max(2, math.ceil(n / k)))
+        out["trials_needed"] = _trials(sds_u, k, _ldexp(effect, -e), alpha=alpha, seed=seed,
+                                       start=max(2, math.ceil(n / k)))
         out["trials_checked"] = True
         res = _decide(out, p, alpha, False)
     return res
@@ -300,9 +381,8 @@ def verdict_after(pooled: dict, p_adjusted: float | None, *, alpha: float | None
     if (res["verdict"] == "inconclusive" and res["reason"].startswith(("underpowered", "no difference detected"))
             and not out.get("trials_checked") and not _powered(out)
             and out.get("setting_sds")):
-        out["trials_needed"] = trials_needed(out["setting_sds"], out["settings"], out["effect"], alpha=alpha,
-                                             seed=out.get("seed", 0),
-                                             start=max(2, math.ceil(out["pairs"] / out["settings"])))
+        out["trials_needed"] = _trials(out["setting_sds"], out["settings"], out["effect"], alpha=alpha,
+                                       seed=out.get("seed", 0), start=max(2, math.ceil(out["pairs"] / out["settings"])))
         out["trials_checked"] = True
         res = _decide(out, p_adjusted, alpha, True)
     return res
