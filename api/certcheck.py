@@ -1464,9 +1464,9 @@ def check_file(path: str) -> str:
 
 # a separation: (theorem of the half that works, theorem of the no-linear-head half, what each says)
 _SEPARATIONS = {"hmm": ("3.6", "3.3", "a prompt and a linear head compute F*",
-                        "no linear head on G_1(∅, x) computes F*"),
-                "memory-hmm": ("4.3", "4.3", "an attention head computes F* on R",
-                               "no linear head on the memory model's G_1(∅, x) computes F*")}
+                        "no linear head on G_1(∅, x) computes F* (none fits the listed sequences)"),
+                "memory-hmm": ("4.3", "4.3", "an attention head computes F*",
+                               "no linear head on the memory model's G_1(∅, x) computes F* (none fits the listed sequences)")}
 
 
 def _same_instance(first, second) -> bool:
@@ -1514,6 +1514,9 @@ def check_separation(first, second) -> str:
     if not _same_instance(*parsed):
         raise Rejected("the two halves are about different instances (their A, W, pi0, mu or memory fields differ): "
                        "each may be true, but together they separate nothing")
+    scope = {"identity": " on every sequence x with Pr(x) > 0",
+             "listed": " on the listed sequences" + (" in R" if kinds[0] == "memory-hmm" else "")}
+    says_works += scope.get((first, second)[role["works"]].get("covers"), "")
     return (f"accepted: separation on one instance: {says_works} and {says_fails}; "
             f"[{lines[role['works']]}] [{lines[role['fails']]}]")
 
