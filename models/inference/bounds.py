@@ -209,11 +209,19 @@ class BoundChain:
         """The guard when the kernel rescales every ``every`` steps."""
         from .floats import positive_min
 
-        return float(8 * SMALLEST_NORMAL / (positive_min(self.A) * positive_min(self.W)) ** every)
+        return _guard(positive_min(self.A), positive_min(self.W), every)
 
     def floor_for(self, rmin: float) -> float:
         """The guard for dot products with functionals whose smallest magnitude is ``rmin``."""
         return max(self.floor, 8 * SMALLEST_NORMAL / rmin)
+
+
+def _guard(amin: float, wmin: float, every: int) -> float:
+    """``8 * SMALLEST_NORMAL / (amin * wmin) ** every`` (``amin``, ``wmin`` positive), computed
+    in log2 so that a product that underflows (a fitted 1e-300 beside a 1e-320) gives a huge
+    guard (``inf`` past float64), never a division by zero."""
+    log_guard = 3 - 1022 - every * (math.log2(amin) + math.log2(wmin))
+    return float(2.0 ** log_guard) if log_guard < 1000 else math.inf
 
 
 def make_chain(A: np.ndarray, pi0: np.ndarray, table: np.ndarray, usable: bool) -> BoundChain:
@@ -225,7 +233,7 @@ def make_chain(A: np.ndarray, pi0: np.ndarray, table: np.ndarray, usable: bool) 
     table = table.tocsr() if hasattr(table, "tocsr") else np.ascontiguousarray(table, dtype=float)
     amin, wmin = positive_min(A), positive_min(table)
     every = rescale_interval(A, table)
-    floor = 8 * SMALLEST_NORMAL / (amin * wmin) ** every
+    floor = _guard(amin, wmin, every)
     pmin = positive_min(pi0)
     usable = usable and floor < 2.0 ** -400 and pmin >= floor
     AT = A.T if sparse_input else np.ascontiguousarray(A.T)      # a sparse transpose is a view

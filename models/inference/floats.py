@@ -86,7 +86,7 @@ def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
     by at most ``a w`` (the smallest positive entries of ``A`` and of the embeddings), and
     ``(a w)^k`` must stay above ``2^-500`` (far from underflow). Between 1 and 16."""
     amin, wmin = positive_min(A), positive_min(table)
-    per_step = -np.log2(amin * wmin)
+    per_step = -(np.log2(amin) + np.log2(wmin))      # the product may underflow to 0 (1e-300 * 1e-320)
     # messages never grow unless an embedding exceeds 1 (A is column-stochastic); then by at
     # most that factor per step, which must stay below 2^500 between rescalings as well
     per_step = max(per_step, np.log2(max(largest(table), 1.0)))
