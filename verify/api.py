@@ -93,6 +93,7 @@ class TheoremReport:
         """
         from .report_rows import report_rows
 
+        exact = _flag("exact", exact)
         key = "exact" if exact else "float"
         if key not in self._cache:
             self._cache[key] = report_rows(self.request.id, self.details, exact=bool(exact))
@@ -108,10 +109,15 @@ class TheoremReport:
         Raises:
             ImportError: pandas is not installed (the message says how to install it).
             LimitError: ``exact=True`` past the limits of exact checks.
+            InputError: ``exact`` not a bool or None, ``digits`` not an integer in 1..1000.
         """
         from ..models.exceptions import LimitError
         from .report_view import rows_frame
 
+        exact = None if exact is None else _flag("exact", exact)
+        if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 1 <= digits <= MAX_DIGITS:
+            raise InputError(f"digits={digits!r}: expected an integer in 1..{MAX_DIGITS}")
+        digits = int(digits)
         if exact is None:
             try:
                 return rows_frame(self.rows(exact=True), exact=True, digits=digits)
@@ -126,10 +132,17 @@ class TheoremReport:
     def plot(self, *, ax=None, near: float | None = None):
         """Margins by sequence length (matplotlib), ties and near-ties (``|margin| <= near``,
         default 1e-6) marked, and the robustness radius; returns the Figure (works with the
-        ``Agg`` backend)."""
-        from .report_view import NEAR_TIE, plot_margins
+        ``Agg`` backend). ``ax``: one matplotlib Axes or two (task and head margins).
 
-        return plot_margins(self.rows(), self.data, ax=ax, near=NEAR_TIE if near is None else near)
+        Raises:
+            InputError: ``near`` not a finite number >= 0, ``ax`` not Axes."""
+        from .report_view import NEAR_TIE, check_axes, plot_margins
+
+        if near is not None and (isinstance(near, bool) or not isinstance(near, (int, float, np.integer, np.floating))
+                                 or not 0 <= near < float("inf")):
+            raise InputError(f"near={near!r}: expected a finite number >= 0 (the near-tie threshold)")
+        check_axes(ax)
+        return plot_margins(self.rows(), self.data, ax=ax, near=NEAR_TIE if near is None else float(near))
 
     def __str__(self) -> str:
         """The readable report ``verify theorem`` prints (the same renderer)."""
@@ -147,6 +160,16 @@ class TheoremReport:
         seqs = self.data.get("sequences") or {}
         return (f"TheoremReport(theorem={self.data['theorem']!r}, verdict={self.verdict!r}, "
                 f"mode={self.data.get('mode')!r}, checked={seqs.get('checked')})")
+
+
+MAX_DIGITS = 1000
+"""The most significant digits ``TheoremReport.to_frame`` shows (the exact fraction is a column away)."""
+
+
+def _flag(name: str, value: Any) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"{name}={value!r}: expected True or False")
 
 
 def run_theorem(request: TheoremRequest) -> TheoremReport:
@@ -203,6 +226,9 @@ def check(instance: Any, theorem: str, **options: Any) -> TheoremReport:
     from ..models.hmm.large import LargeHMM
     from ..models.hmm.values import HMM, MemoryHMM
 
+    if instance is not None and ("hmm" in options or "model" in options):
+        given = "hmm" if "hmm" in options else "model"
+        raise InputError(f"{given}= and the instance argument both give an instance; give one")
     if isinstance(instance, (str, os.PathLike)):
         options["hmm"] = os.fspath(instance)
     elif isinstance(instance, (HMM, MemoryHMM, LargeHMM)):     # LargeHMM: the large-model path (3.3, 3.6)

@@ -10,10 +10,12 @@ from decimal import Context, Decimal
 from fractions import Fraction
 from html import escape
 
+import numpy as np
+
 from .report_rows import ROW_KEYS
 from .theorems.registry import theorem_spec
 
-__all__ = ["report_text", "report_html", "rows_frame", "plot_margins", "NEAR_TIE"]
+__all__ = ["report_text", "report_html", "rows_frame", "plot_margins", "check_axes", "NEAR_TIE"]
 
 NEAR_TIE = 1e-6
 """A nonzero task margin at most this far from 0 is marked as a near tie in :func:`plot_margins`."""
@@ -93,6 +95,23 @@ def rows_frame(rows: list[dict], *, exact: bool, digits: int = 20):
     return frame
 
 
+def check_axes(ax) -> None:
+    """Refuse an ``ax`` of :func:`plot_margins` that is not ``None``, a matplotlib Axes, or a
+    nonempty sequence of them.
+
+    Raises:
+        InputError: naming what was found."""
+    if ax is None:
+        return
+    from matplotlib.axes import Axes
+
+    from ..models.exceptions import InputError
+
+    axes = [ax] if isinstance(ax, Axes) or not hasattr(ax, "__len__") or isinstance(ax, str) else list(np.ravel(ax))
+    if not axes or not all(isinstance(a, Axes) for a in axes):
+        raise InputError(f"ax: expected a matplotlib Axes or a sequence of them, found {type(ax).__name__}")
+
+
 def plot_margins(rows: list[dict], data: dict, *, ax=None, near: float = NEAR_TIE):
     """Task and head margins by sequence length (symlog scale), ties (margin exactly 0) and near
     ties (``0 < |margin| <= near``) marked, disagreements in red, and the robustness radius of the
@@ -102,7 +121,9 @@ def plot_margins(rows: list[dict], data: dict, *, ax=None, near: float = NEAR_TI
 
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharex=True)
     else:
-        axes = ax if hasattr(ax, "__len__") else [ax]
+        from matplotlib.axes import Axes
+
+        axes = [ax] if isinstance(ax, Axes) else list(np.ravel(ax))
         fig = axes[0].figure
     live = [r for r in rows if r["possible"] and r["task_margin"] is not None]
     for axis, key, title in zip(axes, ("task_margin", "head_margin"),

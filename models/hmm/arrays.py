@@ -258,6 +258,12 @@ def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
             bool, a self-containing list; LimitError: a number past the digit limit.
     """
     _check_exact_flag(exact)
+    if hasattr(values, "__array__") and not isinstance(values, (np.ndarray, np.generic)):
+        try:                    # a torch tensor, pandas frame, ...: numpy reads it once (np.array(x, dtype=object)
+            values = np.asarray(values)     # warns on a torch tensor); a tensor that requires grad refuses
+        except Exception as exc:  # noqa: BLE001 (any library's refusal becomes one line naming the array)
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ValidationError(f"{name}: cannot be read as a numpy array ({type(values).__name__}: {reason})") from None
     _input_shape(values, name, budget=_NO_BUDGET)   # a self-containing or too deep list, refused (one len() a row)
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuf" and values.dtype.itemsize <= 8:
         if exact:

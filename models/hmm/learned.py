@@ -109,7 +109,7 @@ def start_to_initial(A: Any, start: Any, reading: str = "h1", *, tolerance: floa
     Raises:
         InputError: an unknown ``reading``, or shapes that disagree.
     """
-    if reading not in START_READINGS:
+    if not isinstance(reading, str) or reading not in START_READINGS:
         raise InputError(f"start: expected one of {', '.join(map(repr, START_READINGS))}, found {reading!r}")
     A = np.asarray(A, dtype=float)
     start = np.asarray(start, dtype=float)
@@ -288,7 +288,7 @@ def _from_start_law(start_law: np.ndarray, A: np.ndarray, W: np.ndarray, *, pi0:
     """``(A, W, pi0)`` with ``pi0`` read from a library's law of the first emitting state (our
     ``P[H_1]``) as ``start`` says, or checked against it when given (hmmlearn and dynamax); the
     fitted tables are renormalised first (:func:`renormalize`)."""
-    if start not in START_READINGS:
+    if not isinstance(start, str) or start not in START_READINGS:
         raise InputError(f"start: expected one of {', '.join(map(repr, START_READINGS))}, found {start!r}")
     start_law, A, W = renormalize(start_law, A, W, names=(name,) + names, source=source, dtype=dtype)
     if pi0 is None:
@@ -296,7 +296,10 @@ def _from_start_law(start_law: np.ndarray, A: np.ndarray, W: np.ndarray, *, pi0:
     elif start != "h1":
         raise InputError(f"pi0: give either pi0= or start={start!r}, not both")
     else:
-        pi0 = np.asarray(pi0, dtype=float)
+        try:
+            pi0 = np.asarray(pi0, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"pi0: expected {A.shape[0]} probabilities, found {type(pi0).__name__}") from None
         if pi0.shape != start_law.shape or np.max(np.abs(A @ pi0 - start_law)) > FLOAT_TOLERANCE:
             raise InputError(f"pi0: A pi0 differs from the model's {name} (the library's first state is "
                              f"our H_1, so {name} is P[H_1] = A pi0)")
@@ -352,7 +355,14 @@ def to_hmmlearn(hmm: Any, **kwargs: Any) -> Any:
 
     f = hmm.to_float()
     kwargs.setdefault("init_params", "")
-    model = CategoricalHMM(n_components=f.num_states, n_features=f.num_tokens, **kwargs)
+    fixed = sorted({"n_components", "n_features"} & set(kwargs))
+    if fixed:
+        raise InputError(f"to_hmmlearn: {fixed[0]}= is fixed by the model ({f.num_states} states, {f.num_tokens} "
+                         "tokens); drop it")
+    try:
+        model = CategoricalHMM(n_components=f.num_states, n_features=f.num_tokens, **kwargs)
+    except TypeError as exc:                          # an unknown keyword of the constructor
+        raise InputError(f"to_hmmlearn: {exc}") from None
     model.startprob_ = f.hidden_marginal_1()
     model.transmat_ = f.A.T.copy()
     model.emissionprob_ = f.W.T.copy()

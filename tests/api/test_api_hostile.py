@@ -60,3 +60,148 @@ def test_rescale_interval_and_guard_on_an_underflowing_product():
     assert rescale_interval(A, W) == 1
     assert _guard(1e-300, 1e-320, 1) == np.inf
     assert _guard(0.5, 0.25, 2) == 8 * 2.0 ** -1022 / (0.5 * 0.25) ** 2
+
+
+def _report(**options):
+    return headprompt.check(None, "3.6", **{**SMALL, **options})
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(model=5), r"^model: expected an HMM, a MemoryHMM or a LargeHMM, found int$"),
+    (dict(model={"A": [[1]]}), r"^model: expected .* found dict$"),
+    (dict(model=np.eye(2)), r"^model: expected .* found ndarray$"),
+    (dict(rationalize=np.array([0.1, 0.2])), r"^rationalize=array\(\[0\.1, 0\.2\]\): expected a number"),
+    (dict(rationalize=np.array([0.1])), r"^rationalize=array\(\[0\.1\]\): expected a number"),
+    (dict(progress="yes"), r"^progress='yes': expected True or False$"),
+    (dict(progress=1), r"^progress=1: expected True or False$"),
+])
+def test_wrong_types_of_options_are_input_errors(options, match):
+    # were TypeError/ValueError (model=5: os.fspath in the instance reader; an array threshold:
+    # float()), and progress='yes' was taken as True
+    with pytest.raises(InputError, match=match):
+        headprompt.check(None, "3.6", samples=10, length=2, **options)
+
+
+def test_torch_threshold_tensor_is_an_input_error():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(InputError, match=r"^rationalize=tensor\(.*\): expected a number"):
+        headprompt.check(None, "3.6", rationalize=torch.tensor([0.1, 0.2]))
+
+
+def test_numpy_bool_progress_is_a_bool(capsys):
+    assert _report(progress=np.False_).exit_code == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_a_multiline_value_is_named_on_one_line():
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(InputError) as info:
+        headprompt.check(None, "3.6", hidden=pd.Series([4, 5]))
+    assert str(info.value) == "hidden=<Series>: expected an integer, found Series"
+    with pytest.raises(InputError) as info:
+        headprompt.check(None, "3.6", hidden=list(range(1000)))
+    assert "\n" not in str(info.value) and len(str(info.value)) < 160
+
+
+def test_an_instance_given_twice_is_refused(tmp_path):
+    hmm = HMM.create([[0, 1], [1, 0]], [[1, 0], [0, 1]], ["1/2", "1/2"], [1, -1])
+    path = tmp_path / "h.json"
+    hmm.save(path)
+    # was silently overwritten by the positional instance
+    with pytest.raises(InputError, match=r"^model= and the instance argument both give an instance; give one$"):
+        headprompt.check(hmm, "3.6", model=hmm.with_task([1, 1]))
+    with pytest.raises(InputError, match=r"^hmm= and the instance argument both give an instance; give one$"):
+        headprompt.check(str(path), "3.6", hmm=str(path))
+
+
+def test_generator_messages_name_python_keywords():
+    with pytest.raises(InputError, match=r"^cells=2: Theorem 4.6 is about one memory cell"):
+        headprompt.check(None, "4.6", cells=2)
+    with pytest.raises(InputError) as info:
+        headprompt.check(None, "4.6", vocab=2, memory=5)
+    assert str(info.value).startswith("vocab=2: ") and "--" not in str(info.value)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda r: r.plot(near="x"), r"^near='x': expected a finite number >= 0"),
+    (lambda r: r.plot(near=float("nan")), r"^near=nan: expected a finite number >= 0"),
+    (lambda r: r.plot(near=-1), r"^near=-1: expected a finite number >= 0"),
+    (lambda r: r.plot(ax=5), r"^ax: expected a matplotlib Axes or a sequence of them, found int$"),
+    (lambda r: r.plot(ax=[]), r"^ax: expected a matplotlib Axes .* found list$"),
+    (lambda r: r.to_frame(digits=0), r"^digits=0: expected an integer in 1\.\.1000$"),
+    (lambda r: r.to_frame(digits="x"), r"^digits='x': expected an integer in 1\.\.1000$"),
+    (lambda r: r.to_frame(digits=10**9), r"^digits=1000000000: expected an integer in 1\.\.1000$"),
+    (lambda r: r.to_frame(exact="yes"), r"^exact='yes': expected True or False$"),
+    (lambda r: r.rows(exact="yes"), r"^exact='yes': expected True or False$"),
+])
+def test_bad_arguments_of_report_methods_are_input_errors(call, match):
+    # were TypeError (near='x'), RuntimeWarning (near=nan), AttributeError/IndexError (ax),
+    # ValueError (digits=0), a hang (digits=10**9: a billion-digit division per row), and
+    # exact='yes' read as True
+    report = _report()
+    with pytest.raises(InputError, match=match):
+        call(report)
+
+
+def test_plot_on_given_axes_and_every_verdict_kind_writes_a_png(tmp_path, capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    hmm = HMM.create([[0, 1], [1, 0]], [[1, 0], [0, 1]], ["1/2", "1/2"], [1, -1])
+    reports = [_report(), _report(mode="float"), headprompt.check(hmm, "3.6", samples=10, length=2),
+               headprompt.check(None, "3.3", hidden=25, samples=20, length=3)]
+    assert [r.verdict for r in reports] == ["verified", "verified (uncertified)", "assumptions-fail",
+                                           "assumptions-fail"]
+    for i, report in enumerate(reports):
+        fig = report.plot(near=np.float64(1e-3))
+        fig.savefig(tmp_path / f"{i}.png")
+        plt.close(fig)
+        assert (tmp_path / f"{i}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert "<table>" in report._repr_html_() and str(report) and repr(report).startswith("TheoremReport(")
+    fig, axes = plt.subplots(1, 2)
+    assert reports[0].plot(ax=axes) is fig            # a numpy array of two Axes
+    assert reports[0].plot(ax=axes[0]) is fig
+    plt.close(fig)
+    assert capsys.readouterr().out == ""
+
+
+def test_array_likes_of_other_libraries_are_read_once_without_warnings():
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([[0, 1], [1, 0]])
+    assert HMM.create(t, t, ["1/2", "1/2"]) == HMM.create([[0, 1], [1, 0]], [[0, 1], [1, 0]], ["1/2", "1/2"])
+    f = HMM.create(t.double(), t.double(), torch.tensor([0.5, 0.5], dtype=torch.float64), exact=False)
+    assert not f.exact
+    with pytest.raises(headprompt.models.exceptions.ValidationError,
+                       match=r"^A: cannot be read as a numpy array \(Tensor: Can't call numpy\(\) on Tensor that requires grad"):
+        HMM.create(torch.tensor([[0.0, 1.0], [1.0, 0.0]], requires_grad=True), t, [0.5, 0.5], exact=False)
+
+
+def test_bad_arguments_of_the_hmmlearn_bridge_are_input_errors():
+    hmm_mod = pytest.importorskip("hmmlearn.hmm")
+    hmm = HMM.create([[0, 1], [1, 0]], [[1, 0], [0, 1]], ["1/2", "1/2"])
+    model = hmm.to_hmmlearn()
+    with pytest.raises(InputError, match=r"^pi0: expected 2 probabilities, found str$"):
+        HMM.from_hmmlearn(model, pi0="x")
+    with pytest.raises(InputError, match=r"^pi0: expected 2 probabilities, found dict$"):
+        HMM.from_hmmlearn(model, pi0={})
+    with pytest.raises(InputError, match=r"^start: expected one of 'h1', 'h0', 'stationary', found array"):
+        HMM.from_hmmlearn(model, start=np.array(["h1", "h0"]))
+    with pytest.raises(InputError, match=r"^to_hmmlearn: n_components= is fixed by the model \(2 states, 2 tokens\)"):
+        hmm.to_hmmlearn(n_components=5)
+    with pytest.raises(InputError, match=r"^to_hmmlearn: .*unexpected keyword argument 'bogus'"):
+        hmm.to_hmmlearn(bogus=1)
+    with pytest.raises(InputError, match=r"^from_hmmlearn: expected a fitted hmmlearn CategoricalHMM"):
+        HMM.from_hmmlearn(hmm_mod.CategoricalHMM(n_components=2))
+
+
+@pytest.mark.parametrize("options, start", [
+    (dict(mode="exact"), "mode='exact' is refused above 1000 states"),
+    (dict(out="big.json"), "out='big.json': a model above 1000 states is saved as .npz"),
+    (dict(certificate="c.json"), "certificate= is not supported above 1,000 states"),
+])
+def test_large_path_refusals_name_python_keywords(options, start):
+    with pytest.raises(InputError) as info:
+        headprompt.check(None, "3.6", hidden=2000, **options)
+    assert str(info.value).startswith(start) and "--" not in str(info.value)

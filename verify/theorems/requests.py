@@ -84,8 +84,12 @@ class TheoremRequest:
         return f"{name}=" if self.python else f"--{name.replace('_', '-')}"
 
     def shown(self, name: str, value: Any) -> str:
-        """Option and value as the user wrote them: ``--hidden 5`` or ``hidden=5``."""
-        return f"{name}={value!r}" if self.python else f"--{name.replace('_', '-')} {value!r}"
+        """Option and value as the user wrote them: ``--hidden 5`` or ``hidden=5`` (a value whose
+        repr spans lines or runs long, such as a pandas Series, shortened to one line)."""
+        text = repr(value)
+        if "\n" in text or len(text) > 80:
+            text = f"<{type(value).__name__}>" if "\n" in text else text[:60] + "..."
+        return f"{name}={text}" if self.python else f"--{name.replace('_', '-')} {text}"
 
     def __post_init__(self) -> None:
         if self.progress is None:
@@ -144,9 +148,24 @@ class TheoremRequest:
             value = self.rationalize
             if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
                 raise InputError(f"{self.shown('rationalize', value)}: expected a number (a threshold in [0, 1))")
-            put("rationalize", float(value))
+            try:
+                put("rationalize", float(value))
+            except (TypeError, ValueError):           # an array or tensor of several numbers
+                raise InputError(f"{self.shown('rationalize', value)}: expected a number (a threshold in [0, 1))") from None
             if not 0 <= self.rationalize < 1:
                 raise InputError(f"{self.shown('rationalize', value)}: expected a pruning threshold in [0, 1)")
+        if self.progress is not None and not isinstance(self.progress, bool):
+            if type(self.progress).__name__ in ("bool_", "bool") and type(self.progress).__module__ == "numpy":
+                put("progress", bool(self.progress))
+            else:
+                raise InputError(f"{self.shown('progress', self.progress)}: expected True or False")
+        if self.model is not None:
+            from ...models.hmm.large import LargeHMM
+            from ...models.hmm.values import HMM, MemoryHMM
+
+            if not isinstance(self.model, (HMM, MemoryHMM, LargeHMM)):
+                raise InputError(f"model: expected an HMM, a MemoryHMM or a LargeHMM, found "
+                                 f"{type(self.model).__name__}")
         if self.ray is not None and not isinstance(self.ray, str):
             raise InputError(f"{self.shown('ray', self.ray)}: expected 'local' or the address of a Ray cluster")
         for name in ("hmm", "out", "certificate"):

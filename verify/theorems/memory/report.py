@@ -3,6 +3,7 @@ counterexample`` for memory-augmented HMMs (SPEC section 4)."""
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -67,8 +68,14 @@ def load_or_generate(args, tid: str) -> tuple[MemoryHMM, dict]:
     else:
         memory, cells, syntax = _sizes(args, tid)
         classes = getattr(args, "classes", None)
-        model, gen = generate_instance(tid, memory, cells, syntax, args.vocab, rng=np.random.default_rng(args.seed),
-                                       classes=classes)
+        try:
+            model, gen = generate_instance(tid, memory, cells, syntax, args.vocab, rng=np.random.default_rng(args.seed),
+                                           classes=classes)
+        except InputError as exc:              # the generator names flags (--cells 2): in Python, cells=2
+            if not getattr(args, "python", False):
+                raise
+            text = re.sub(r"--([a-z]+) (\S+):", r"\1=\2:", str(exc))
+            raise type(exc)(re.sub(r"--([a-z]+)\b", r"\1=", text)) from None
         info = {"source": "generated", "how": gen["recipe"], "tie_sequence": gen["tie_sequence"],
                 "label_shares": gen["label_shares"], **({"classes": classes} if classes else {})}
     return model, {"cells": model.cells, "memory": model.memory_values, "syntax_states": model.syntax_states,

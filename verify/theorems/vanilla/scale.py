@@ -146,6 +146,8 @@ def _refuse_wide_denominators(model: LargeHMM) -> None:
 
 def _refuse_options(args) -> None:
     opt = getattr(args, "option", lambda n: f"--{n}")
+    def shown(name, value):                        # mode='exact' in Python, --mode exact on the command line
+        return f"{name}={value!r}" if getattr(args, "python", False) else f"--{name} {value}"
     if args.witness is not None:
         raise InputError(f"{opt('witness')} is not supported above {DENSE_MAX_STATES} states yet (the constructed "
                          "witness is checked); drop it")
@@ -153,14 +155,14 @@ def _refuse_options(args) -> None:
         raise InputError(f"{opt('exhaustive')} does not apply above {DENSE_MAX_STATES} states or tokens (|X|^T "
                          "sequences); use --samples N")
     if args.mode == "exact":
-        raise InputError(f"--mode exact is refused above {DENSE_MAX_STATES} states or tokens (exact messages over "
+        raise InputError(f"{shown('mode', 'exact')} is refused above {DENSE_MAX_STATES} states or tokens (exact messages over "
                          "every sequence would not finish); certified mode (the default here) is a proof as well")
     if getattr(args, "classes", None):
         raise InputError(f"{opt('classes')} is not supported above {DENSE_MAX_STATES} states (binary tasks only)")
     if getattr(args, "certificate", None):
-        raise InputError("--certificate is not supported above 1,000 states yet")
+        raise InputError(f"{opt('certificate')} is not supported above 1,000 states yet")
     if args.out and not str(args.out).lower().endswith(".npz"):
-        raise InputError(f"--out {args.out}: a model above {DENSE_MAX_STATES} states is saved as .npz (JSON would be "
+        raise InputError(f"{shown('out', args.out)}: a model above {DENSE_MAX_STATES} states is saved as .npz (JSON would be "
                          "gigabytes of text); give a path ending in .npz")
 
 
