@@ -26,7 +26,7 @@ import numpy as np
 
 from ..models.exceptions import InstanceFileError, WitnessError
 from ..models.hmm.values import HMM, MemoryHMM
-from ..models.hmm.rational import format_array, to_fraction
+from ..models.hmm.rational import format_array, shown_exact, to_fraction
 
 __all__ = ["LinearHeadWitness", "PromptWitness", "AttentionWitness", "Witness", "witness_to_dict",
            "witness_from_dict", "read_witness", "THEOREM_PARAMETERS"]
@@ -87,7 +87,7 @@ def _expect_head(b: np.ndarray, model: HMM) -> None:
 def _in_unit_interval(u: np.ndarray, name: str = "u") -> None:
     bad = [i for i, v in enumerate(u.flat) if v < 0 or v > 1]
     if bad:
-        raise WitnessError(f"witness {name}: entry {bad[0]} is {u.flat[bad[0]]}, expected a value in [0, 1] "
+        raise WitnessError(f"witness {name}: entry {bad[0]} is {shown_exact(u.flat[bad[0]])}, expected a value in [0, 1] "
                            "(the prompt is an emission column)")
 
 

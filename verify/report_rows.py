@@ -39,7 +39,10 @@ def _floated(value, bound: float, exact: bool):
 
     if value is None or exact or not isinstance(value, Fraction):
         return value, bound
-    f = float(value)
+    try:
+        f = float(value)
+    except OverflowError:                         # past float64 (a head weight of 10**5000): +-inf
+        return (math.inf if value > 0 else -math.inf), math.inf
     return f, (0.0 if Fraction(f) == value else math.ulp(f))
 
 

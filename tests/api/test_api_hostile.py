@@ -205,3 +205,26 @@ def test_large_path_refusals_name_python_keywords(options, start):
     with pytest.raises(InputError) as info:
         headprompt.check(None, "3.6", hidden=2000, **options)
     assert str(info.value).startswith(start) and "--" not in str(info.value)
+
+
+def test_a_witness_dict_with_numbers_past_float64(tmp_path, capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    hmm = HMM.create([[0, 1], [1, 0]], [[1, 0], [0, 1]], ["1/2", "1/2"], [1, -1])
+    # was ValueError (int -> str past 4300 digits) while formatting the refusal
+    with pytest.raises(headprompt.models.exceptions.WitnessError,
+                       match=r"^witness: witness u: entry 0 is an integer of 5001 digits, expected a value in \[0, 1\]"):
+        headprompt.check(hmm, "3.6", witness={"theorem": "3.6", "u": [10**5000, 1], "b": [1, 1]}, samples=10, length=2)
+    # a head weight past float64: rows()/plot() raised OverflowError (float(Fraction)) after a
+    # RuntimeWarning (inf * 0 in the float pass); the margin is now inf with bound inf
+    report = headprompt.check(hmm, "3.6", witness={"theorem": "3.6", "u": [1, 1], "b": [10**5000, 1]},
+                              samples=10, length=2)
+    heads = [r["head_margin"] for r in report.rows() if r["possible"]]
+    assert float("inf") in heads and all(h == float("inf") or h == 1.0 for h in heads)
+    exact_heads = [r["head_margin"] for r in report.rows(exact=True) if r["possible"]]
+    assert max(exact_heads) == Fraction(10**5000, 2) or max(exact_heads) > 10**4000
+    report.plot().savefig(tmp_path / "p.png")
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+    assert report.to_frame().shape[0] == len(report.rows())
+    assert capsys.readouterr().out == ""

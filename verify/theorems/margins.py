@@ -92,6 +92,8 @@ def _float_margins(hmm: HMM, rows: list, seqs: list, out: list) -> list[int]:
     pos, neg, rmin, usable = ib.split_rows(rows)
     chain = ib.bound_chain(hmm)
     usable = usable and chain.usable
+    if not usable:                 # no bound is claimed (e.g. a head weight past float64): all exact,
+        return list(range(len(seqs)))      # without inf * 0 products in the float pass
     floor = chain.floor_for(rmin)
     H = hmm.num_states
     groups: dict[int, list[int]] = {}
