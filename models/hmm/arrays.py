@@ -258,6 +258,12 @@ def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
             bool, a self-containing list; LimitError: a number past the digit limit.
     """
     _check_exact_flag(exact)
+    if isinstance(values, np.ma.MaskedArray):       # the mask would be dropped silently by every conversion
+        hidden = np.argwhere(np.ma.getmaskarray(values))
+        if hidden.size:
+            raise ValidationError(f"{name}: a masked array with masked entries (the first at "
+                                  f"{[int(i) for i in hidden[0]]}); give the numbers themselves, every entry")
+        values = np.ma.getdata(values)
     if hasattr(values, "__array__") and not isinstance(values, (np.ndarray, np.generic)):
         try:                    # a torch tensor, pandas frame, ...: numpy reads it once (np.array(x, dtype=object)
             values = np.asarray(values)     # warns on a torch tensor); a tensor that requires grad refuses
@@ -268,6 +274,8 @@ def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuf" and values.dtype.itemsize <= 8:
         if exact:
             return fraction_array(values, name=name)
+        if values.dtype.kind == "b":
+            _no_booleans(values, name)
         return _finite(np.array(values, dtype=float), name)
     if isinstance(values, np.ndarray) and values.dtype.kind == "c":
         raise ValidationError(f"{name}: expected real numbers, found an array of complex numbers")
@@ -283,6 +291,8 @@ def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
     if obj.ndim == 0 and not isinstance(values, (int, float, np.number, Fraction, Decimal, str)):
         raise ValidationError(f"{name}: expected numbers in a rectangular array")
     kinds = set(map(type, obj.ravel().tolist()))
+    if any(t is bool or issubclass(t, np.bool_) for t in kinds):
+        _no_booleans(obj, name)
     if all(t in (float, int, bool) or (issubclass(t, (np.integer, np.bool_)))
            or (issubclass(t, np.floating) and np.dtype(t).itemsize <= 8) for t in kinds):
         try:
@@ -313,6 +323,14 @@ def _checked_floats(obj: np.ndarray, name: str) -> np.ndarray:
             v = Fraction(*v.as_integer_ratio())          # its exact binary value: float() gives it back
         conv[idx] = v
     return float64_array(conv, name, hint=_FLOAT_HINT)
+
+
+def _no_booleans(arr: np.ndarray, name: str) -> None:
+    """Refuse booleans in float mode as exact mode does (``True`` is not the number 1 here)."""
+    for idx, v in np.ndenumerate(arr):
+        if isinstance(v, (bool, np.bool_)):
+            where = ", ".join(str(int(i)) for i in idx)
+            raise ValidationError(f"{name}[{where}]: expected a number, found a boolean {bool(v)}")
 
 
 def _check_exact_flag(exact: Any) -> None:

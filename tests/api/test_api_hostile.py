@@ -228,3 +228,25 @@ def test_a_witness_dict_with_numbers_past_float64(tmp_path, capsys):
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
     assert report.to_frame().shape[0] == len(report.rows())
     assert capsys.readouterr().out == ""
+
+
+def test_float_models_refuse_booleans_and_masked_entries_as_exact_ones_do():
+    """Left by the API audit: HMM.create in float mode read True as 1.0 (exact mode refuses it)
+    and dropped a numpy mask silently, so a masked entry's hidden value entered the model. Both
+    are refused with one line naming the entry; a masked array with nothing masked is read."""
+    import numpy as np
+
+    from headprompt.models.exceptions import ValidationError
+    from headprompt.models.hmm.values import HMM
+
+    A = [[0.5, 0.5], [0.5, 0.5]]
+    for W in ([[True, False], [False, True]], np.eye(2, dtype=bool)):
+        for exact in (True, False):
+            with pytest.raises(InputError, match=r"W\[0, 0\]: expected a number, found a boolean True"):
+                HMM.create(A if not exact else [["1/2", "1/2"], ["1/2", "1/2"]], W, [0.5, 0.5] if not exact else
+                           ["1/2", "1/2"], exact=exact)
+    masked = np.ma.array([0.5, 0.5, 7.0], mask=[0, 0, 1])
+    with pytest.raises(ValidationError, match=r"pi0: a masked array with masked entries \(the first at \[2\]\)"):
+        HMM.create(np.full((3, 3), 1 / 3), np.eye(3), masked, exact=False)
+    hmm = HMM.create(np.full((2, 2), 0.5), np.eye(2), np.ma.array([0.25, 0.75], mask=[0, 0]), exact=False)
+    assert hmm.pi0.tolist() == [0.25, 0.75] and type(hmm.pi0) is np.ndarray
