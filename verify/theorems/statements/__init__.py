@@ -143,21 +143,42 @@ def _theorem(tid: str):
     how = ("verify theorem (exact) on generated instances with exact ties; F*"
            + (" and the head's output" if sym else "") + " re-derived by brute force"
            + ("; symbolic head identity (head-" + tid + ")" if sym else ""))
-    from .theorems import BRUTE_LENGTH
+    from .theorems import BRUTE_LENGTH, symbolic_head_scope, tool_sequences
 
     scope = {"instances": len(SEEDS), "made": f"generated to satisfy the theorem's assumptions, seeds "
                                               f"{', '.join(map(str, SEEDS))}, each with an exact tie mu . p = 0",
              "sizes": THEOREM_SIZES[tid] or "the generator's defaults (see counts)",
-             "sequences": f"the tool: 100 sampled, lengths 1..4; brute force: the tie and every x of length "
+             "sequences": f"{tool_sequences(tid)[0]}; brute force: the tie and every x of length "
                           f"<= {BRUTE_LENGTH[tid]}" + ("" if sym else " that is in R")}
     if sym:
         scope.update({k: v for k, v in SYMBOLIC_SCOPE.items() if k != "instances"})
+        scope["symbolic_sizes"] = symbolic_head_scope(tid)
     return (f"Theorem {tid}", how, scope, lambda: check_theorem(tid))
 
 
+SYMBOLIC_WHAT = {
+    "prop-3.4": "with U = X_1, Z = H_1, V = X_{2:T+1} of the HMM (the case Theorem 3.3 uses): "
+                "P[X_1 | X_{2:T+1} = x] = G_1(x') = W P[H_1 | X_{2:T+1} = x]; not for arbitrary U, V, Z",
+}
+"""What a symbolic row proves where it is narrower than the statement's wording."""
+
+
+def _a1_steps() -> list[int]:
+    import inspect
+
+    from ...symbolic.proofs import claim_a1
+
+    return list(inspect.signature(claim_a1).parameters["steps"].default)
+
+
 def _symbolic(row: str, name: str):
-    return (row, f"symbolic (sympy): identity of rational functions ({name})", dict(SYMBOLIC_SCOPE),
-            lambda: check_symbolic(name))
+    scope = dict(SYMBOLIC_SCOPE)
+    if name == "claim-A.1":                  # the claim is for every timestep i; the proof runs these
+        scope["steps"] = f"i = {', '.join(map(str, _a1_steps()))} only (the claim: every i >= 1)"
+    how = f"symbolic (sympy): identity of rational functions ({name})"
+    if name in SYMBOLIC_WHAT:
+        how += ", " + SYMBOLIC_WHAT[name]
+    return (row, how, scope, lambda: check_symbolic(name))
 
 
 PATHS = "brute-force sums over hidden paths vs message passing, exact"

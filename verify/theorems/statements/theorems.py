@@ -18,7 +18,8 @@ from ...api import run_theorem
 from ..requests import TheoremRequest
 from .paths import memory_path_joint, ones, path_joint, words
 
-__all__ = ["THEOREM_SIZES", "SEEDS", "SYMBOLIC_SIZES", "run_instances", "check_run", "check_vanilla_decisions",
+__all__ = ["THEOREM_SIZES", "SEEDS", "SYMBOLIC_SIZES", "TOOL_SEQUENCES", "tool_sequences", "symbolic_head_scope",
+           "run_instances", "check_run", "check_vanilla_decisions",
            "check_memory_decisions", "check_theorem", "check_symbolic"]
 
 SEEDS = (0, 1, 2)
@@ -28,6 +29,38 @@ THEOREM_SIZES = {"3.3": {"hidden": 3, "vocab": 3}, "3.6": {"hidden": 4, "vocab":
 """Sizes of the generated instances (memory theorems: the generator's defaults)."""
 BRUTE_LENGTH = {"3.3": 3, "3.6": 2, "4.3": 2, "4.6": 2, "C.6": 2}
 """Every sequence up to this length (and the tie sequence) is re-derived by brute force."""
+TOOL_SEQUENCES = {
+    "vanilla": ("the tool: 100 sampled of length 4, every x of length <= 2, 200 near-threshold ones of length 4, "
+                "exact near-ties at lengths 1..4 and the tie (lengths 1..4)", [1, 2, 3, 4]),
+    "memory": ("the tool: 100 sampled of length 4, every x of length <= 2 and the tie (lengths 1, 2 and 4; "
+               "none of length 3)", [1, 2, 4]),
+}
+"""What ``verify theorem`` checks with :data:`RUN` (vanilla: samples, every short sequence,
+near-threshold and near-tie sequences; memory: samples and every short sequence), and the lengths
+that set has; :func:`check_theorem` fails when a report's lengths differ from the scope's."""
+
+
+def tool_sequences(tid: str) -> tuple[str, list[int]]:
+    """``(scope text, lengths)`` of the sequences ``verify theorem tid`` checks in these rows."""
+    return TOOL_SEQUENCES["vanilla" if tid in ("3.3", "3.6") else "memory"]
+
+
+def symbolic_head_scope(tid: str) -> str:
+    """Where the symbolic head identity of ``tid`` is proved: 3.3 fully symbolic at
+    :data:`SYMBOLIC_SIZES`; 3.6's ``Gbar_2`` identity there too, but its head identity only on
+    :func:`~headprompt.verify.symbolic.sides.structured_case` (one support pattern of ``A``,
+    fixed ``H*`` and ``B``), whose ``|H|`` is not the one of :data:`SYMBOLIC_SIZES`."""
+    sizes = ", ".join(f"({h}, {x}, {t})" for h, x, t in SYMBOLIC_SIZES)
+    if tid != "3.6":
+        return f"(|H|, |X|, T) = {sizes}: every x of length 1..T, all parameters symbolic"
+    from ...symbolic.sides import structured_case
+
+    cases = [structured_case(x) | {"length": t} for _, x, t in SYMBOLIC_SIZES]
+    shown = ", ".join(f"({c['hidden']}, {c['vocab']}, {c['length']})" for c in cases)
+    return (f"Gbar_2(ehat(x)) = r_x W diag(1/P[H_0]) (c ⊙ P[H_0 | x]): (|H|, |X|, T) = {sizes}, every x of "
+            f"length 1..T, all parameters symbolic; the head identity b . Gbar_2 = r_x mu . P[H_0 | x]: only the "
+            f"structured case (|H|, |X|, T) = {shown}, H* = {{0..|H|-2}}, B = {{0}}, A[|H|-1, 0] = 0, u = 1_B, "
+            f"mu supported on H*, the other parameters symbolic")
 SYMBOLIC_SIZES = ((3, 3, 2), (2, 2, 3))
 """``(|H|, |X|, T)``: size 3 in the states and tokens, and in the length; ``(3, 3, 3)`` needs
 22,113 brute-force path terms, over the symbolic limit of 3,000 (minutes of sympy time)."""
@@ -135,7 +168,12 @@ def check_theorem(tid: str, *, seeds=SEEDS, rule: Callable = _ge, symbolic: bool
             return False, f"seed {seed}: {why}", counts
         if not c["ties"]:
             return False, f"seed {seed}: no tie mu . p = 0 among the brute-force sequences", counts
+        lengths = report.data["sequences"].get("lengths")
+        if lengths != tool_sequences(tid)[1]:
+            return False, (f"seed {seed}: the tool checked lengths {lengths}, but the row's scope says "
+                           f"{tool_sequences(tid)[1]}"), counts
         counts["instances"] += 1
+        counts["lengths_tool"] = lengths
         inst = report.data["instance"]
         counts.setdefault("sizes", {k: inst[k] for k in ("cells", "memory", "syntax_states", "hidden", "vocab")
                                     if k in inst})
@@ -151,6 +189,8 @@ def check_theorem(tid: str, *, seeds=SEEDS, rule: Callable = _ge, symbolic: bool
         if not ok:
             return False, why, counts
         detail += "; " + why
+        if tid == "3.6":
+            detail += " (its head identity b . Gbar_2 only on the structured case the scope names)"
     return True, detail, counts
 
 
