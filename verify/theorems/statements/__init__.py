@@ -210,7 +210,10 @@ STATEMENTS: list[tuple[str, str, dict, Callable | None]] = [
     ("Lemma B.1", PATHS + ": the prompt is a fake token with emission u; tau_i at every position, "
      "Gbar_i = P[Xhat_i | Xhat_-i] where ||tau|| > 0 and 0 where ||tau|| = 0",
      {"instances": 3, "made": "; ".join(name for name, _, _ in B1_CASES),
-      "sequences": "every x of length 1..3", "positions": "every position 1..T+2, the prompt's included"}, _b1),
+      "sequences": "every x of length 1..3", "positions": "every position 1..T+2, the prompt's included",
+      "convention": "position 2 is the placeholder ∅, embedded as the all-ones vector (X_2 unobserved), as in "
+                    "every check of Theorem 3.6; the lemma's values at the other positions depend on that choice"},
+     _b1),
     _symbolic("Lemma B.2", "lemma-B.2"),
     ("Proposition C.1", *_ind("verify theorem 4.3 (the attention head's identity)")),
     ("Lemma C.2", *_ind("verify theorem 4.3")),
