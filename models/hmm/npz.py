@@ -183,9 +183,8 @@ def npz_sizes(path: str | Path) -> tuple[int, int]:
 
 def npz_is_exact(path: str | Path) -> bool:
     """Whether a ``.npz`` instance holds exact values (integer numerators with ``A.den``), from
-    its headers alone, after :func:`npz_sizes`' checks."""
+    its headers alone; call it after :func:`npz_sizes`, which checks those headers."""
     p = str(path)
-    npz_sizes(p)
     try:
         with zipfile.ZipFile(p) as zf:
             return "A.den" in _headers(p, zf)

@@ -642,8 +642,9 @@ def save_checked_instance(model, path, *, witness: dict | None, meta: dict | Non
         save_instance(model, path, witness=witness, meta=meta)
         return None
     except LimitError as exc:
-        if witness is None or not is_npz(path) or not str(exc).startswith("witness."):
+        if witness is None or not is_npz(path):
             raise
+        # the instance alone: if it does not fit either, that is the error to report (exit 2)
         save_instance(model, path, witness=None, meta=meta)
         return (f"{path} holds the instance without its witness ({str(exc).split(';')[0]}): replaying it with "
                 f"--hmm rebuilds the construction; save to a .json file to keep the witness itself")

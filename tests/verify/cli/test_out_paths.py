@@ -133,3 +133,21 @@ def test_a_witness_too_large_for_npz_keeps_the_verdict(tmp_path, capsys):
     code = verify_main(["theorem", "3.6", "--hmm", str(out), "--json"])
     again = json.loads(capsys.readouterr().out)
     assert code == 0 and again["verdict"] == "verified" and again["witness"] == first["witness"]
+
+
+def test_an_instance_that_does_not_fit_npz_is_still_refused_with_its_witness(tmp_path):
+    """The fallback drops only the witness: an instance whose own exact values need more than
+    int64 is refused (LimitError, exit 2 on the command line), witness or not, and no file is
+    left claiming to hold it."""
+    from fractions import Fraction
+
+    from headprompt.models.exceptions import LimitError
+    from headprompt.models.hmm.values import HMM
+    from headprompt.verify.theorems.common import save_checked_instance
+
+    tiny = Fraction(1, 3 ** 45)                        # 3^45 > 2^63: no int64 denominator holds it
+    hmm = HMM.create([[tiny, "1/2"], [1 - tiny, "1/2"]], [["1", "0"], ["0", "1"]], ["1/2", "1/2"], ["1", "-1"])
+    path = tmp_path / "big.npz"
+    with pytest.raises(LimitError, match="int64"):
+        save_checked_instance(hmm, path, witness={"theorem": "3.3", "b": ["1", "-1"]})
+    assert not path.exists()
