@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = {"api": "headprompt", "models": "headprompt.models",
+FOLDERS = {"headprompt": "headprompt", "models": "headprompt.models",
            "constructions": "headprompt.constructions", "verify": "headprompt.verify"}
 
 

@@ -127,7 +127,7 @@ def test_cli_exit_codes(tmp_path, certificates):
     emptyf = tmp_path / "empty.json"
     emptyf.write_text(json.dumps(empty))
     for args, code, word in ((["-m", "headprompt.certcheck", str(good)], 0, "accepted"),
-                             ([str(ROOT / "api" / "certcheck.py"), str(good)], 0, "accepted"),
+                             ([str(ROOT / "headprompt" / "certcheck.py"), str(good)], 0, "accepted"),
                              (["-m", "headprompt.certcheck", str(badf)], 1, "rejected: sequences[0]"),
                              (["-m", "headprompt.certcheck", str(emptyf)], 1, "rejected: vacuous"),
                              (["-m", "headprompt.certcheck"], 2, "usage")):
@@ -138,7 +138,7 @@ def test_cli_exit_codes(tmp_path, certificates):
 
 
 def test_checker_imports_only_the_standard_library():
-    tree = ast.parse((ROOT / "api" / "certcheck.py").read_text())
+    tree = ast.parse((ROOT / "headprompt" / "certcheck.py").read_text())
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

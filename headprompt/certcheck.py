@@ -1,6 +1,6 @@
 """Re-check a headprompt certificate with the Python standard library alone.
 
-    python -m headprompt.certcheck FILE        (or: python api/certcheck.py FILE)
+    python -m headprompt.certcheck FILE        (or: python headprompt/certcheck.py FILE)
     python -m headprompt.certcheck --separation FILE FILE   (the two halves of a separation:
         each checked in full, and both about the same instance; :func:`check_separation`)
 
