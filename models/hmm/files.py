@@ -19,7 +19,7 @@ from .limits import (MAX_FILE_BYTES, check_regular_file, check_lifted_states, ch
                      loads_strict)
 from .values import HMM, MemoryHMM, register_file_io
 from .rational import format_array
-from .arrays import as_array
+from .reading import as_array
 
 __all__ = ["load_instance", "parse_instance", "instance_to_dict", "save_instance", "read_json",
            "read_text_file", "dumps_rows", "instance_to_npz", "NPZ_MAX_DENSE_STATES"]
@@ -175,7 +175,7 @@ def _load_npz(path: str | Path, *, exact: bool) -> HMM:
     """A ``.npz`` instance as an :class:`HMM`: exact files as Fractions, float files as floats
     (read exactly as the decimals they print as when ``exact``, like a JSON number)."""
     from ..exceptions import ExactnessError
-    from .arrays import DENSE_MAX_ENTRIES
+    from .reading import DENSE_MAX_ENTRIES
     from .npz import npz_is_exact, npz_sizes, read_npz
 
     source = str(path)

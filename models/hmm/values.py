@@ -29,11 +29,11 @@ import numpy as np
 
 from ..exceptions import InputError, ValidationError
 from .limits import FLOAT_TOLERANCE
-from .arrays import (_check_distributions, _check_nonnegative, _check_shape, _check_stochastic,  # noqa: F401
-                     _check_exact_flag, _check_task_shape, _decimal_array, _float_form, _is_exact,
-                     _own_fields, _pointing_to_rationalize, _register, _to_float64, as_array,
-                     check_dense_size, check_memory_size, check_model_arrays, check_path)
-from .base import _file_io, _Sizes, register_file_io  # noqa: F401  (_to_float64: read by tests)
+from .arrays import (_check_distributions, _check_nonnegative, _check_shape, _check_stochastic,
+                     _check_task_shape, _decimal_array, _float_form, _is_exact, _own_fields,
+                     _pointing_to_rationalize, _register, check_model_arrays)
+from .reading import _check_exact_flag, as_array, check_dense_size, check_memory_size, check_path
+from .base import _file_io, _Sizes, register_file_io
 
 __all__ = ["HMM", "MemoryHMM", "FLOAT_TOLERANCE", "as_array", "register_file_io"]
 
@@ -69,14 +69,14 @@ class HMM(_Sizes):
         """Build from nested lists/arrays, exact (Fractions; floats refused) or float64.
 
         Sizes are decided first, from the shapes alone: at most
-        :data:`~.arrays.DENSE_MAX_STATES` hidden states (2,000 exact, 16,384 float) and
-        :data:`~.arrays.DENSE_MAX_ENTRIES` entries in all (larger models are held sparse, as a
+        :data:`~.reading.DENSE_MAX_STATES` hidden states (2,000 exact, 16,384 float) and
+        :data:`~.reading.DENSE_MAX_ENTRIES` entries in all (larger models are held sparse, as a
         :class:`~headprompt.models.hmm.large.LargeHMM`); numbers up to 4,000 digits, as in an
         instance file.
 
         Raises:
             LimitError: a size or number past those limits (before anything is converted);
-            ValidationError, InputError: as :func:`~.arrays.as_array` and the constructor.
+            ValidationError, InputError: as :func:`~.reading.as_array` and the constructor.
         """
         _check_exact_flag(exact)
         given = {"A": A, "W": W, "pi0": pi0, "mu": mu}
@@ -298,13 +298,13 @@ class MemoryHMM(_Sizes):
         """Build from nested lists; give exactly one of ``pM`` (joint) or ``pM_cells`` (product).
 
         Sizes are decided first, from the integers and shapes alone, with the caps of
-        :meth:`HMM.create`: at most :data:`~.arrays.DENSE_MAX_STATES` hidden states
-        ``cells x syntax_states`` and :data:`~.arrays.DENSE_MAX_ENTRIES` entries in all, the
+        :meth:`HMM.create`: at most :data:`~.reading.DENSE_MAX_STATES` hidden states
+        ``cells x syntax_states`` and :data:`~.reading.DENSE_MAX_ENTRIES` entries in all, the
         ``|M|^N`` entries of the joint prior that ``pM_cells`` expands to included.
 
         Raises:
             LimitError: a size past those limits (before anything is converted or expanded);
-            ValidationError, InputError: as :func:`~.arrays.as_array` and the constructor.
+            ValidationError, InputError: as :func:`~.reading.as_array` and the constructor.
         """
         for name, v in (("cells", cells), ("memory_values", memory_values),
                         ("syntax_states", syntax_states), ("target_cell", target_cell)):

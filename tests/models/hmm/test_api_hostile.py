@@ -13,7 +13,7 @@ import pytest
 
 from headprompt import HMM, InputError
 from headprompt.models.exceptions import LimitError
-from headprompt.models.hmm.arrays import DENSE_MAX_ENTRIES, DENSE_MAX_STATES
+from headprompt.models.hmm.reading import DENSE_MAX_ENTRIES, DENSE_MAX_STATES
 from headprompt.models.hmm.files import NPZ_MAX_DENSE_STATES, parse_instance
 
 
@@ -247,7 +247,7 @@ def test_memory_joint_prior_and_arrays_counted_from_shapes():
 
 
 def test_memory_size_caps_sit_exactly_at_the_dense_caps():
-    from headprompt.models.hmm.arrays import check_memory_size
+    from headprompt.models.hmm.reading import check_memory_size
 
     cap = DENSE_MAX_ENTRIES["exact"]
     check_memory_size(1, cap, 1, {}, exact=True, expand_prior=True)               # at the cap: allowed

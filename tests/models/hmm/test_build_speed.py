@@ -97,7 +97,7 @@ def _small_exact(mu=None) -> HMM:
 def count_checks(monkeypatch):
     """Counts the calls of the two probability checks."""
     calls = {"nonnegative": 0, "stochastic": 0}
-    nonneg, stoch = values._check_nonnegative, values._check_stochastic
+    nonneg, stoch = arrays._check_nonnegative, arrays._check_stochastic
 
     def counted_nonneg(*a, **k):
         calls["nonnegative"] += 1
@@ -273,17 +273,17 @@ def test_fast_checks_give_the_reference_verdict_and_message(kind, shape):
     rng = np.random.default_rng(hash((kind, shape)) % 2**32)
     for _ in range(5):
         arr = _random_rational_array(rng, shape, kind)
-        assert _message(values._check_nonnegative, arr, "X") == _message(ref_nonnegative, arr, "X")
-        assert _message(values._check_stochastic, arr, "X", True) == _message(ref_stochastic, arr, "X", True)
+        assert _message(arrays._check_nonnegative, arr, "X") == _message(ref_nonnegative, arr, "X")
+        assert _message(arrays._check_stochastic, arr, "X", True) == _message(ref_stochastic, arr, "X", True)
 
 
 def test_checks_of_object_arrays_holding_other_things_take_the_general_path():
     arr = np.array([[0.5, Fr(1, 2)], [0.5, Fr(1, 3)]], dtype=object)       # floats in an object array
-    assert _message(values._check_stochastic, arr, "A", True) == _message(ref_stochastic, arr, "A", True)
+    assert _message(arrays._check_stochastic, arr, "A", True) == _message(ref_stochastic, arr, "A", True)
     with pytest.raises(exc.ValidationError):
         HMM(arr, np.array([[Fr(1), Fr(1)]], dtype=object), np.array([Fr(1, 2)] * 2, dtype=object))
     ok = np.array([[0.5, True], [0.5, False]], dtype=object)
-    assert _message(values._check_stochastic, ok, "A", True) == _message(ref_stochastic, ok, "A", True)
+    assert _message(arrays._check_stochastic, ok, "A", True) == _message(ref_stochastic, ok, "A", True)
 
 
 # ---- conversions and the generator give the same numbers as the reference paths -------------
@@ -293,9 +293,9 @@ def test_float_form_is_astype_float_bit_for_bit():
     vals = [Fr(int(n), int(d)) for n, d in zip(rng.integers(-10**6, 10**6, 300), rng.integers(1, 10**6, 300))]
     vals += [Fr(1, 3), Fr(2, 3), Fr(10**40 + 1, 10**40), Fr(1, 10**320), Fr(7, 2**1080), Fr(-1, 10)]
     arr = np.array(vals, dtype=object).reshape(2, -1)
-    assert _same_entries(values._to_float64(arr), arr.astype(float))
+    assert _same_entries(arrays._to_float64(arr), arr.astype(float))
     mixed = np.array([Fr(1, 3), 2, Fr(5, 7)], dtype=object)
-    assert _same_entries(values._to_float64(mixed), mixed.astype(float))
+    assert _same_entries(arrays._to_float64(mixed), mixed.astype(float))
     hmm = random_exact_hmm(7, 5, rng=rng).with_task([1, -2, 3, 0, Fr(1, 3), 0, 0])
     f = hmm.to_float()
     for a, b in zip(f._value_fields(), hmm._value_fields()):
