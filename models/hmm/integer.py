@@ -11,23 +11,21 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import flint
 import numpy as np
 
 from ..exceptions import InputError
+from .base import _Sizes           # the value types' shared base (values.py, above this module, builds on it)
 from .rational import common_denominator
-
-if TYPE_CHECKING:                     # annotations only: this module never needs the type at run time
-    from .values import HMM
 
 __all__ = ["IntegerHMM", "integer_hmm", "prior_h1", "transition_apply", "head_weights",
            "scaled_integer_vector", "FUSED_MAX_STATES", "column", "column_entries",
            "scaled_column"]
 
 
-def prior_h1(hmm: HMM) -> np.ndarray:
+def prior_h1(hmm: _Sizes) -> np.ndarray:
     """``P[H_1] = A pi0`` (SPEC section 1; ``H_0`` emits nothing): the quantity of
     :meth:`HMM.hidden_marginal_1`, its definition, evaluated for an exact model through the
     integer form (one integer product, not ``|H|^2`` Fraction operations), cached on the model.
@@ -40,7 +38,7 @@ def prior_h1(hmm: HMM) -> np.ndarray:
                     else hmm.hidden_marginal_1())
 
 
-def transition_apply(hmm: HMM, vec) -> np.ndarray:
+def transition_apply(hmm: _Sizes, vec) -> np.ndarray:
     """``A v`` exactly (a Fraction array), through the integer form: one integer
     matrix-vector product instead of ``|H|^2`` Fraction operations."""
     ih = integer_hmm(hmm)
@@ -50,7 +48,7 @@ def transition_apply(hmm: HMM, vec) -> np.ndarray:
     return np.array([Fraction(int(out[r, 0]), den) for r in range(ih.num_states)], dtype=object)
 
 
-def head_weights(hmm: HMM, b) -> np.ndarray:
+def head_weights(hmm: _Sizes, b) -> np.ndarray:
     """``W^T b`` exactly (a Fraction array over the hidden states): a linear head ``b`` on the
     emission space read back on the hidden states, through the integer form of ``W``.
 
@@ -164,7 +162,7 @@ def scaled_column(col: flint.fmpz_mat, weights) -> flint.fmpz_mat:
     return flint.fmpz_mat([[col[r, 0] * w] for r, w in enumerate(weights)])
 
 
-def integer_hmm(hmm: HMM) -> IntegerHMM:
+def integer_hmm(hmm: _Sizes) -> IntegerHMM:
     """The (cached) :class:`IntegerHMM` of an exact HMM.
 
     Raises:
@@ -176,7 +174,7 @@ def integer_hmm(hmm: HMM) -> IntegerHMM:
     return hmm.memo("integer", lambda: _build_integer_hmm(hmm))
 
 
-def _build_integer_hmm(hmm: HMM) -> IntegerHMM:
+def _build_integer_hmm(hmm: _Sizes) -> IntegerHMM:
     dA, dW, dpi = (common_denominator(a) for a in (hmm.A, hmm.W, hmm.pi0))
     A_int = flint.fmpz_mat([_ints(row, dA) for row in hmm.A])
     W_rows = tuple(tuple(_ints(row, dW)) for row in hmm.W)

@@ -34,6 +34,7 @@ from .arrays import (_check_distributions, _check_nonnegative, _check_shape, _ch
                      _pointing_to_rationalize, _register, check_model_arrays)
 from .reading import _check_exact_flag, as_array, check_dense_size, check_memory_size, check_path
 from .base import _file_io, _Sizes, register_file_io
+from .integer import prior_h1
 
 __all__ = ["HMM", "MemoryHMM", "FLOAT_TOLERANCE", "as_array", "register_file_io"]
 
@@ -119,8 +120,6 @@ class HMM(_Sizes):
         [Fraction(3, 4), Fraction(1, 4)]
         """
         if self.exact:                  # one integer product, not |H|^2 Fraction operations
-            from .integer import prior_h1
-
             return prior_h1(self).copy()
         return super().hidden_marginal_1()
 
