@@ -1,7 +1,8 @@
 """The HMM value types and everything exact about an instance.
 
-- :mod:`.values`: :class:`HMM` and :class:`MemoryHMM`, immutable and validated once (their
-  shared base in :mod:`.base`, the validated, owned arrays in :mod:`.arrays`, user input read by :mod:`.reading`);
+- :mod:`.values`: :class:`HMM` (:mod:`.vanilla`) and :class:`MemoryHMM` (:mod:`.memory`),
+  immutable and validated once (their shared base in :mod:`.base`, the validated, owned arrays
+  in :mod:`.arrays`, user input read by :mod:`.reading`);
 - :mod:`.files`: instance and witness files, read and written exactly;
 - :mod:`.task`: the downstream task ``F*``; :mod:`.limits`: input limits decided from sizes;
 - :mod:`.rational`, :mod:`.linalg`: exact numbers and exact linear algebra;

@@ -325,4 +325,4 @@ def save_instance(model: HMM | MemoryHMM, path: str | Path, *, witness: dict | N
         raise InstanceFileError(f"{path}: cannot write ({exc.strerror})") from None
 
 
-register_file_io(save=save_instance, load=load_instance)      # HMM.save / HMM.load (values.py)
+register_file_io(save=save_instance, load=load_instance)      # HMM.save / HMM.load (vanilla.py, memory.py)

@@ -17,7 +17,7 @@ import flint
 import numpy as np
 
 from ..exceptions import InputError
-from .base import _Sizes           # the value types' shared base (values.py, above this module, builds on it)
+from .base import _Sizes           # the value types' shared base (vanilla.py, above this module, builds on it)
 from .rational import common_denominator
 
 __all__ = ["IntegerHMM", "integer_hmm", "prior_h1", "transition_apply", "head_weights",

@@ -18,7 +18,7 @@ from headprompt.models import exceptions as exc
 from headprompt.models.generate import generators
 from headprompt.models.generate.generators import prompt_friendly_hmm, random_exact_hmm
 from headprompt.models.hmm.rational import shown_exact
-from headprompt.models.hmm import arrays, values
+from headprompt.models.hmm import arrays, memory
 from headprompt.models.hmm.integer import integer_hmm
 from headprompt.models.hmm.limits import FLOAT_TOLERANCE
 from headprompt.models.hmm.rational import common_denominator, round_to_denominator
@@ -107,7 +107,7 @@ def count_checks(monkeypatch):
         calls["stochastic"] += 1
         return stoch(*a, **k)
 
-    for module in (values, arrays):             # the checks live in arrays.py; values.py calls some directly
+    for module in (memory, arrays):             # the checks live in arrays.py; memory.py calls some directly
         monkeypatch.setattr(module, "_check_nonnegative", counted_nonneg)
         monkeypatch.setattr(module, "_check_stochastic", counted_stoch)
     return calls
