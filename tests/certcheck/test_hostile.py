@@ -127,7 +127,7 @@ def test_cli_exit_codes(tmp_path, certificates):
     emptyf = tmp_path / "empty.json"
     emptyf.write_text(json.dumps(empty))
     for args, code, word in ((["-m", "headprompt.certcheck", str(good)], 0, "accepted"),
-                             ([str(ROOT / "headprompt" / "certcheck.py"), str(good)], 0, "accepted"),
+                             ([str(ROOT / "headprompt" / "certcheck"), str(good)], 0, "accepted"),
                              (["-m", "headprompt.certcheck", str(badf)], 1, "rejected: sequences[0]"),
                              (["-m", "headprompt.certcheck", str(emptyf)], 1, "rejected: vacuous"),
                              (["-m", "headprompt.certcheck"], 2, "usage")):
@@ -138,15 +138,59 @@ def test_cli_exit_codes(tmp_path, certificates):
 
 
 def test_checker_imports_only_the_standard_library():
-    tree = ast.parse((ROOT / "headprompt" / "certcheck.py").read_text())
+    """Every module of the package: absolute imports name only standard-library modules, and
+    relative imports stay inside the package (so a copied folder runs alone)."""
+    folder = ROOT / "headprompt" / "certcheck"
+    modules = sorted(folder.glob("*.py"))
+    own = {path.stem for path in modules}
     names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "no relative imports"
-            names.add(node.module.split(".")[0])
-    assert names and names <= set(sys.stdlib_module_names) | {"__future__"}
+    for path in modules:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names.add(node.module.split(".")[0])
+            elif isinstance(node, ast.ImportFrom):
+                assert node.level == 1 and (node.module or "").split(".")[0] in own | {""}, (path.name, node.module)
+        assert path.stat().st_size and len(path.read_text().splitlines()) <= 420, f"{path.name} is over 420 lines"
+    names -= {"certcheck"}          # __main__'s import of its own folder by name, when run as a script
+    assert names and names <= set(sys.stdlib_module_names) | {"__future__"}, names - set(sys.stdlib_module_names)
+
+
+def _copy_and_run(tmp_path, good, *args, cwd):
+    done = subprocess.run([sys.executable, *args, str(good)], capture_output=True, text=True, timeout=60, cwd=cwd,
+                          env={"PATH": os.environ.get("PATH", "")})
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_a_copied_folder_and_a_zipapp_run_alone(tmp_path, certificates):
+    """The folder copied anywhere (under any name) runs with the standard library alone: as a
+    package with ``-S -m``, as a script folder with ``-I -S`` (isolated mode never puts the
+    working directory on sys.path, so a folder is run by its path there), and as a single-file
+    zipapp; each accepts a true certificate and rejects a false one, exactly as installed."""
+    import shutil
+    import zipapp
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(certificates["3.6"]))
+    bad = copy.deepcopy(certificates["3.6"])
+    bad["sequences"][0]["task_margin"] = "1/3"
+    badf = tmp_path / "bad.json"
+    badf.write_text(json.dumps(bad))
+    copied = tmp_path / "copy"
+    shutil.copytree(ROOT / "headprompt" / "certcheck", copied / "certcheck",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(copied / "certcheck", copied / "elsewhere")
+    stage = tmp_path / "stage"
+    shutil.copytree(copied / "certcheck", stage / "certcheck")
+    (stage / "__main__.py").write_text("import sys\nfrom certcheck.cli import main\nsys.exit(main())\n")
+    zipapp.create_archive(stage, tmp_path / "certcheck.pyz")
+    for args, cwd in ((["-S", "-m", "certcheck"], copied), (["-I", "-S", "certcheck"], copied),
+                      (["-I", "-S", str(copied / "elsewhere")], tmp_path), (["-I", "-S", str(tmp_path / "certcheck.pyz")],
+                                                                            tmp_path)):
+        code, out = _copy_and_run(tmp_path, good, *args, cwd=cwd)
+        assert code == 0 and out.startswith("accepted: Theorem 3.6 verified"), (args, out)
+        code, out = _copy_and_run(tmp_path, badf, *args, cwd=cwd)
+        assert code == 1 and out.startswith("rejected: sequences[0]"), (args, out)
 
 
 def test_growing_integers_are_bounded_before_work(tmp_path):
