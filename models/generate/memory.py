@@ -12,7 +12,8 @@ import numpy as np
 from ..inference import exact as ie
 from ..inference import floats as iff
 from ..exceptions import InputError
-from .generators import _task_text, draw_class_task, draw_task, stationary_distribution
+from .generators import stationary_distribution
+from .tasks import _task_text, draw_class_task, draw_task
 from ..hmm.linalg import rank as exact_rank
 from ..hmm.values import MemoryHMM
 from .sampling import sample
@@ -41,10 +42,10 @@ def generate_instance(theorem_id: str, memory: int, cells: int, syntax: int, voc
     columns ``W_(m, (j*, 0))``, ``m not in M*``, are random over all tokens (so Assumption 4.2
     typically fails while 4.5/C.5 hold) and ``P[H_0]`` is the exact stationary distribution.
     ``A`` has a cycle through all states plus a self-loop (ergodic); ``mu`` on ``M'`` is drawn by
-    :func:`~.generators.draw_task`: both labels on at least 10% of the screened sequences in
+    :func:`~.tasks.draw_task`: both labels on at least 10% of the screened sequences in
     ``R`` and an exact tie on a sequence in ``R``, both checked (the returned facts say so, or
     say why the sizes make it impossible). With ``classes = k`` ``mu`` has ``k`` rows on ``M'``
-    (:func:`~.generators.draw_class_task`: every class on a real share of those sequences).
+    (:func:`~.tasks.draw_class_task`: every class on a real share of those sequences).
 
     Raises:
         InputError: sizes that cannot satisfy the assumptions (naming the limit).
@@ -148,7 +149,7 @@ def _nondegenerate(W, M_rec, h_star, j_star, S, N, prompt) -> bool:
 
 def _memory_task(model: MemoryHMM, M_rec, trigger, *, rng, length: int = 8, screen: int = 400,
                  classes: int | None = None):
-    """:func:`~.generators.draw_task` for a memory HMM: ``F*`` reads ``P[M_j* | X = x]``; the
+    """:func:`~.tasks.draw_task` for a memory HMM: ``F*`` reads ``P[M_j* | X = x]``; the
     screened sequences are those in ``R`` by construction (a trigger before the last position,
     so the next position is in ``Z``; every sequence when there is one hidden state)."""
     f = model.to_float()
