@@ -19,8 +19,8 @@ import time
 from types import SimpleNamespace
 
 from headprompt.verify.api import run_theorem
-from headprompt.verify.theorems.common import check_work, work_estimates
-from headprompt.verify.theorems.requests import TheoremRequest
+from headprompt.verify.runtime.cost import check_work, work_estimates
+from headprompt.verify.reports.requests import TheoremRequest
 
 CASES = [("3.6", {"hidden": 25}), ("3.6", {"hidden": 50}), ("3.6", {"hidden": 100}), ("3.6", {"hidden": 200}),
          ("3.6", {"hidden": 25, "length": 32}), ("3.6", {"hidden": 1000, "vocab": 100}),

@@ -32,7 +32,7 @@ def verdict_rates(count: int, exact_count: int, repeat: int) -> None:
     from headprompt.constructions.vanilla import theorem_36_witness
     from headprompt.models.generate.generators import prompt_friendly_hmm
     from headprompt.models.generate.sampling import sample
-    from headprompt.verify.theorems.vanilla.check import check_sequences, identity_check
+    from headprompt.verify.checks.vanilla.check import check_sequences, identity_check
 
     hmm, _ = prompt_friendly_hmm(25, 10, rng=np.random.default_rng(0))
     w = theorem_36_witness(hmm)

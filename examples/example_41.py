@@ -37,8 +37,8 @@ from headprompt.models.inference.attention import attention, softmax_attention  
 from headprompt.models.inference import exact as ie  # noqa: E402
 from headprompt.models.hmm.values import MemoryHMM  # noqa: E402
 from headprompt.models.generate.sampling import sample  # noqa: E402
-from headprompt.verify.theorems.memory import assumptions as masm  # noqa: E402
-from headprompt.verify.theorems.memory.check import check_sequences, identity_check  # noqa: E402
+from headprompt.verify.checks.memory import assumptions as masm  # noqa: E402
+from headprompt.verify.checks.memory.check import check_sequences, identity_check  # noqa: E402
 
 VOCAB = ["the", "cow", "dog", "rolled", "ran", "slept", "in", "on", "pasture", "park", "grass",
          "bench", "happily", "sadly", ".", "cheerful", "gloomy"]

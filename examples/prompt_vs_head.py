@@ -14,10 +14,10 @@ from fractions import Fraction as F
 
 from headprompt.constructions.vanilla import find_essential_sets, theorem_36_witness
 from headprompt.models.hmm.values import HMM
-from headprompt.verify.theorems.vanilla import assumptions
+from headprompt.verify.checks.vanilla import assumptions
 from headprompt.verify.evidence.certificates import check_no_linear_head_certificate, find_no_linear_head_certificate
 from headprompt.verify.evidence.sequences import exhaustive
-from headprompt.verify.theorems.vanilla.check import check_sequences, identity_check
+from headprompt.verify.checks.vanilla.check import check_sequences, identity_check
 
 # A[h2, h1] = Pr(H_i = h2 | H_{i-1} = h1): columns are "from" states
 A = [[0, F(1, 2), F(1, 3), F(1, 2)],

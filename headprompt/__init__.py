@@ -24,7 +24,7 @@ from .models.exceptions import HeadpromptError, InputError
 from .models.hmm.values import HMM, MemoryHMM
 from .models.hmm.rationalize import rationalize
 from .verify.api import TheoremReport, check, load
-from .verify.theorems.registry import THEOREMS
+from .verify.checks.registry import THEOREMS
 
 __all__ = ["HMM", "MemoryHMM", "load", "check", "rationalize", "TheoremReport", "THEOREMS", "strategies",
            "HeadpromptError", "InputError"]

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from headprompt.constructions.memory import theorem_43_witness
-from headprompt.verify.theorems.memory.check import check_sequences
+from headprompt.verify.checks.memory.check import check_sequences
 
 from tests import oracle
 

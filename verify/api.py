@@ -21,8 +21,8 @@ import numpy as np
 
 from ..models.exceptions import InputError
 
-from .theorems.registry import DETAILS, theorem_spec
-from .theorems.requests import TheoremRequest
+from .reports.builders import build_report
+from .reports.requests import DETAILS, TheoremRequest
 
 __all__ = ["check", "check_paths", "load", "run_theorem", "TheoremReport", "EXIT_CODES", "DETAILS"]
 
@@ -91,7 +91,7 @@ class TheoremReport:
             LimitError: (an ``InputError``) exact rows that would exceed the limits of exact
                 checks, refused before any work.
         """
-        from .report_rows import report_rows
+        from .reports.rows import report_rows
 
         exact = _flag("exact", exact)
         key = "exact" if exact else "float"
@@ -112,7 +112,7 @@ class TheoremReport:
             InputError: ``exact`` not a bool or None, ``digits`` not an integer in 1..1000.
         """
         from ..models.exceptions import LimitError
-        from .report_view import rows_frame
+        from .reports.view import rows_frame
 
         exact = None if exact is None else _flag("exact", exact)
         if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 1 <= digits <= MAX_DIGITS:
@@ -136,7 +136,7 @@ class TheoremReport:
 
         Raises:
             InputError: ``near`` not a finite number >= 0, ``ax`` not Axes."""
-        from .report_view import NEAR_TIE, check_axes, plot_margins
+        from .reports.view import NEAR_TIE, check_axes, plot_margins
 
         if near is not None and (isinstance(near, bool) or not isinstance(near, (int, float, np.integer, np.floating))
                                  or not 0 <= near < float("inf")):
@@ -146,13 +146,13 @@ class TheoremReport:
 
     def __str__(self) -> str:
         """The readable report ``verify theorem`` prints (the same renderer)."""
-        from .report_view import report_text
+        from .reports.view import report_text
 
         return report_text(self.data)
 
     def _repr_html_(self) -> str:
         """The readable report as an HTML table for notebooks."""
-        from .report_view import report_html
+        from .reports.view import report_html
 
         return report_html(self.data, self.verdict, self.proven)
 
@@ -179,7 +179,7 @@ def run_theorem(request: TheoremRequest) -> TheoremReport:
         from .evidence.certificate import check_certificate_request
 
         check_certificate_request(request.id, request.mode, request.classes)
-    data = theorem_spec(request.id).report().theorem(request)
+    data = build_report(request)
     details = data.pop(DETAILS, {})
     data["seconds"] = round(time.perf_counter() - start, 3)
     report = TheoremReport(data=data, request=request, details=details)
@@ -244,12 +244,12 @@ def check(instance: Any, theorem: str, **options: Any) -> TheoremReport:
 def check_paths(request: TheoremRequest) -> None:
     """Every path argument of ``check``, before any work (as the command line does): the files
     to read (``hmm``, a ``witness`` path) exist and are regular files; the files to write
-    (``out``, ``certificate``) can be written (:func:`~headprompt.verify.theorems.common.check_out_path`).
+    (``out``, ``certificate``) can be written (:func:`~headprompt.verify.runtime.output_paths.check_out_path`).
 
     Raises:
         InputError: ``name='path': problem``.
     """
-    from .theorems.common import check_out_path
+    from .runtime.output_paths import check_out_path
 
     for name in ("hmm", "witness"):
         path = getattr(request, name)

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from headprompt.models.hmm.files import save_instance
-from headprompt.verify.evidence.explore import STATEMENT_EVIDENCE, ExploreRequest, explore
-from headprompt.verify.theorems.registry import THEOREMS
+from headprompt.verify.studies.explore import STATEMENT_EVIDENCE, ExploreRequest, explore
+from headprompt.verify.checks.registry import THEOREMS
 
 HERE = Path(__file__).parent
 

@@ -13,10 +13,10 @@ from headprompt.constructions.witnesses import AttentionWitness
 from headprompt.models.inference.attention import attention, softmax_attention
 from headprompt.models.exceptions import ConstructionError
 from headprompt.models.hmm.values import MemoryHMM
-from headprompt.verify.theorems.memory import assumptions as masm
+from headprompt.verify.checks.memory import assumptions as masm
 from headprompt.verify.cli.main import main
-from headprompt.verify.theorems.memory.check import check_sequences, decide_direct, identity_check
-from headprompt.verify.theorems.memory.report import break_nondegeneracy, generate_instance
+from headprompt.verify.checks.memory.check import check_sequences, decide_direct, identity_check
+from headprompt.verify.reports.memory import break_nondegeneracy, generate_instance
 from headprompt.verify.evidence.sequences import exhaustive
 
 from tests import oracle

@@ -11,9 +11,9 @@ from headprompt.models.exceptions import ConstructionError
 from headprompt.models.generate.generators import full_rank_hmm, prompt_friendly_hmm
 from headprompt.models.hmm.values import HMM
 from headprompt.models.generate.strategies import hmms
-from headprompt.verify.theorems.vanilla import assumptions as asm
+from headprompt.verify.checks.vanilla import assumptions as asm
 from headprompt.verify.evidence.sequences import exhaustive
-from headprompt.verify.theorems.vanilla.check import check_sequences, identity_check
+from headprompt.verify.checks.vanilla.check import check_sequences, identity_check
 
 from tests import oracle
 

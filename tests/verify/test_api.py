@@ -12,8 +12,8 @@ import headprompt
 from headprompt.models.exceptions import InputError
 from headprompt.models.hmm.files import save_instance
 from headprompt.verify.cli.main import main
-from headprompt.verify.theorems.registry import THEOREM_IDS, THEOREMS
-from headprompt.verify.theorems.requests import TheoremRequest
+from headprompt.verify.checks.registry import THEOREM_IDS, THEOREMS
+from headprompt.verify.reports.requests import TheoremRequest
 
 # small, fast runs of every theorem: (theorem, CLI flags == check() options)
 CASES = {
@@ -310,17 +310,17 @@ def test_one_way_in_no_aliases_of_old_import_paths():
 def test_to_frame_falls_back_to_bounded_floats_past_the_exact_limits(monkeypatch):
     pytest.importorskip("pandas")
     from headprompt.models.exceptions import LimitError
-    from headprompt.verify.theorems import common
+    from headprompt.verify.runtime import cost
 
     report = headprompt.check(None, "4.6", samples=30, length=3)
-    sized = common.check_fallback
+    sized = cost.check_fallback
 
     def refuse_large(sequences, *args, **kwargs):      # the exact rows (all of them) are too many
         if sequences > 10:
             raise LimitError(f"{sequences} sequences: over the limit (test)")
         return sized(sequences, *args, **kwargs)
 
-    monkeypatch.setattr(common, "check_fallback", refuse_large)
+    monkeypatch.setattr(cost, "check_fallback", refuse_large)
     with pytest.warns(UserWarning, match="exact margins refused"):
         frame = report.to_frame()
     assert "task_margin_bound" in frame.columns and "task_margin_exact" not in frame.columns

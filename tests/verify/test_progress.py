@@ -7,9 +7,9 @@ import time
 import numpy as np
 
 import headprompt
-from headprompt.verify.render import Progress
-from headprompt.verify.theorems.memory.check import check_sequences as memory_check
-from headprompt.verify.theorems.vanilla.check import check_sequences as vanilla_check
+from headprompt.verify.reports.render import Progress
+from headprompt.verify.checks.memory.check import check_sequences as memory_check
+from headprompt.verify.checks.vanilla.check import check_sequences as vanilla_check
 
 
 def test_a_log_gets_heartbeat_lines_between_updates_and_none_after_close():
@@ -42,7 +42,7 @@ def test_the_vanilla_checker_reports_in_steps():
 
 
 def test_the_memory_checker_reports_in_steps(monkeypatch):
-    from headprompt.verify.theorems.memory import fast
+    from headprompt.verify.checks.memory import fast
 
     report = headprompt.check(None, "4.6", samples=200, length=4)
     d = report.details

@@ -12,8 +12,8 @@ import pytest
 import headprompt
 from headprompt.models.exceptions import InputError
 from headprompt.verify.cli.main import main
-from headprompt.verify.theorems import common
-from headprompt.verify.theorems.memory.check import decide_direct
+from headprompt.verify.runtime import cost
+from headprompt.verify.checks.memory.check import decide_direct
 from tests import oracle
 
 
@@ -78,7 +78,7 @@ def test_rows_are_computed_once_and_returned_as_fresh_dicts():
 
 def test_exact_rows_past_the_limits_are_refused_before_any_work(monkeypatch):
     report = headprompt.check(None, "4.3", samples=50, length=3)
-    monkeypatch.setattr(common, "MAX_SECONDS", 0)
+    monkeypatch.setattr(cost, "MAX_SECONDS", 0)
     with pytest.raises(InputError, match="could not be decided|limit"):
         report.rows(exact=True)
 

@@ -9,11 +9,11 @@ from ...models.exceptions import InputError
 from ...models.hmm.values import HMM
 from ...models.hmm.files import load_instance
 
-from ..theorems import rationalized
-from ..theorems.rationalized import rationalized_source
-from ..theorems.registry import public_assumptions
-from .common import THEOREMS, add_json_option, add_rationalize_option, add_theorem_id, path_arg
-from ..render import console, emit_json
+from ..reports import rationalized
+from ..reports.rationalized import rationalized_source
+from ..checks.registry import public_assumptions
+from .options import THEOREMS, add_json_option, add_rationalize_option, add_theorem_id, path_arg
+from ..reports.render import console, emit_json
 
 __all__ = ["add_parser", "run"]
 
@@ -47,7 +47,7 @@ def run(args) -> int:
             raise InputError(f"{args.hmm}: Assumption 3.5 needs the task vector \"mu\"; add it to the file")
         results = public_assumptions(model, args.id)
     else:
-        from ..theorems.memory import assumptions as memory_assumptions
+        from ..checks.memory import assumptions as memory_assumptions
 
         results = memory_assumptions.check_all(model, args.id)
     holds = all(v["holds"] for v in results.values())

@@ -17,9 +17,9 @@ import sys
 
 from ...models.exceptions import InputError
 from ..evidence import SEARCH_MAX_STEPS as MAX_STEPS
-from ..render import console, emit_json
-from ..theorems.common import check_out_path
-from .common import THEOREMS, add_instance_options, add_json_option, add_theorem_id, ascii_int, path_arg
+from ..reports.render import console, emit_json
+from ..runtime.output_paths import check_out_path
+from .options import THEOREMS, add_instance_options, add_json_option, add_theorem_id, ascii_int, path_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -63,7 +63,7 @@ def _check_paths(args) -> None:
 
 
 def run(args) -> int:
-    from ..evidence.refute import CounterexampleRequest, find_counterexample
+    from ..studies.refute import CounterexampleRequest, find_counterexample
 
     if args.id not in THEOREMS:
         raise InputError(f"theorem {args.id!r}: expected one of {', '.join(THEOREMS)}")
@@ -83,7 +83,7 @@ def run(args) -> int:
     model = None
     if args.hmm:
         from ...models.hmm.files import load_instance
-        from ..theorems.registry import theorem_spec
+        from ..checks.registry import theorem_spec
 
         model = load_instance(args.hmm)
         kind = "memory-hmm" if type(model).__name__ == "MemoryHMM" else "hmm"
@@ -117,7 +117,7 @@ def run(args) -> int:
 
 
 def _save(model, args, result: dict, witness, H_star) -> None:
-    from ..theorems.common import save_checked_instance
+    from ..reports.instances import save_checked_instance
 
     wd = None
     if witness is not None:
@@ -152,7 +152,7 @@ def _refuted_witness_certificate(model, args, result: dict, witness, H_star) -> 
     from ...models.hmm.files import save_instance
     from ..api import run_theorem
     from ..evidence.certificate import write_certificate
-    from ..theorems.requests import TheoremRequest
+    from ..reports.requests import TheoremRequest
 
     wd = witness.as_dict()
     if H_star is not None:

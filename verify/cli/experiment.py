@@ -15,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from .common import ascii_int, path_arg
+from .options import ascii_int, path_arg
 
 __all__ = ["NAME", "add_parser", "run"]
 
@@ -100,9 +100,9 @@ def run(args: argparse.Namespace) -> int:
 
     from ...models.mlm.model import resolve_device
     from ...models.mlm.cache import cache_dir
-    from ..theorems.common import check_out_dir
+    from ..runtime.output_paths import check_out_dir
     from ..experiments.figure3 import run_experiment
-    from ..render import console, emit_json
+    from ..reports.render import console, emit_json
 
     out = args.out or f"runs/{args.name}-{args.scale}"
     check_out_dir(out, flag="--out")                        # before any work (SPEC section 2)

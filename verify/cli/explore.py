@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import sys
 
-from ..theorems.common import save_checked_instance
+from ..reports.instances import save_checked_instance
 
-from ..evidence.explore import STATEMENT_EVIDENCE, ExploreRequest, explore
-from ..theorems.registry import THEOREM_IDS
-from ..render import emit_json
-from .common import ascii_int, path_arg
+from ..studies.explore import STATEMENT_EVIDENCE, ExploreRequest, explore
+from ..checks.registry import THEOREM_IDS
+from ..reports.render import emit_json
+from .options import ascii_int, path_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -54,7 +54,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..theorems.common import check_out_path
+    from ..runtime.output_paths import check_out_path
 
     check_out_path(args.out)                # a missing folder or a directory: exit 2 before the search
     request = ExploreRequest(theorem=args.id, drop=args.drop, examples=args.examples, seed=args.seed,
@@ -97,7 +97,7 @@ def run(args) -> int:
 
 def render(data: dict) -> None:
     """A readable report of an explore result."""
-    from ..render import console
+    from ..reports.render import console
 
     out = console()
     tid, drop = data["theorem"], data["dropped"]

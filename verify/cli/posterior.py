@@ -19,11 +19,11 @@ from ...models.exceptions import InputError, LimitError
 from ...models.hmm.files import load_instance, read_text_file
 from ...models.hmm.rational import format_array
 
-from ..theorems import rationalized
-from ..theorems.common import parse_sequence
-from ..theorems.rationalized import rationalized_source
-from ..render import console, emit_json
-from .common import add_rationalize_option, path_arg
+from ..reports import rationalized
+from .sequence_text import parse_sequence
+from ..reports.rationalized import rationalized_source
+from ..reports.render import console, emit_json
+from .options import add_rationalize_option, path_arg
 
 __all__ = ["add_parser", "run", "posterior_result", "MAX_EXACT_WORK", "MAX_FLOAT_WORK"]
 

@@ -1,5 +1,5 @@
 """``verify separate [--hmm FILE] [--seed S] [--certificate-dir DIR] [--json]``: the paper's
-separations, each on one instance, side by side (``verify/evidence/separation.py``).
+separations, each on one instance, side by side (``verify/studies/separation.py``).
 
 Vanilla HMM: head tuning provably fails (a Motzkin certificate: no linear head on ``G_1``)
 while prompt tuning provably succeeds (Theorem 3.6's exact identity, every ``x`` with
@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 
 from ...models.exceptions import InputError
-from ..render import console, emit_json
-from ..theorems.common import probe_writable_dir
-from .common import add_json_option, ascii_int, path_arg
+from ..reports.render import console, emit_json
+from ..runtime.output_paths import probe_writable_dir
+from .options import add_json_option, ascii_int, path_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..evidence.separation import separate
+    from ..studies.separation import separate
 
     vanilla = memory = None
     which = ("vanilla", "memory")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
-from ..render import emit_json
-from .common import add_json_option
+from ..reports.render import emit_json
+from .options import add_json_option
 
 __all__ = ["add_parser", "run"]
 
@@ -31,7 +31,7 @@ def _scope_text(scope: dict) -> str:
 
 
 def run(args) -> int:
-    from ..theorems.statements import run_statements      # imported here: --help stays fast
+    from ..studies.statements import run_statements      # imported here: --help stays fast
 
     start = time.perf_counter()
     rows = run_statements()

@@ -11,9 +11,9 @@ import argparse
 import time
 from typing import Any
 
-from ..render import console, emit_json
+from ..reports.render import console, emit_json
 from ..symbolic.limits import MAX_PATH_WORK, MAX_SIZE, STATEMENTS, accepted_sizes
-from .common import ascii_int
+from .options import ascii_int
 
 __all__ = ["add_parser", "run"]
 

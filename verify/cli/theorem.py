@@ -11,13 +11,13 @@ import os
 import sys
 
 from ...models.exceptions import InputError
-from ..theorems import rationalized
+from ..reports import rationalized
 from ..api import run_theorem
-from ..theorems.common import check_out_path
-from ..theorems.registry import theorem_spec
-from ..render import console, emit_json
-from ..theorems.requests import TheoremRequest
-from .common import add_instance_options, add_json_option, add_rationalize_option, add_theorem_id, ascii_int, path_arg
+from ..runtime.output_paths import check_out_path
+from ..reports.builders import render_report
+from ..reports.render import console, emit_json
+from ..reports.requests import TheoremRequest
+from .options import add_instance_options, add_json_option, add_rationalize_option, add_theorem_id, ascii_int, path_arg
 
 __all__ = ["add_parser", "run"]
 
@@ -73,7 +73,7 @@ def run(args) -> int:
         for note in notes:                        # the JSON schema has no notes field: stderr
             print(f"note: {note}", file=sys.stderr)
     else:
-        theorem_spec(request.id).report().render(report.data)
+        render_report(report.data)
         for note in notes:
             console().print(f"note: {note}", markup=False)
     return report.exit_code

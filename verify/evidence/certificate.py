@@ -31,8 +31,8 @@ from ...models.hmm.linalg import left_inverse, nullspace_vector, rank
 from ...models.hmm.rational import format_array, format_fraction
 from ...models.hmm.task import class_label, is_multiclass, label
 from ...models.hmm.values import MemoryHMM
-from ..theorems.vanilla import assumptions as vasm
-from ..theorems.vanilla.check import margins_direct
+from ..checks.vanilla import assumptions as vasm
+from ..checks.vanilla.check import margins_direct
 
 __all__ = ["build_certificate", "write_certificate", "check_certificate_request", "evidence_certificate",
            "write_evidence_certificate", "MAX_LISTED", "CERTIFIED_THEOREMS"]
@@ -283,7 +283,7 @@ def _memory_certificate(data: dict, details: dict, model) -> dict:
     """Theorems 4.3 / 4.6 / C.6: the instance, the assumptions' evidence, the attention witness
     with its ``H*``, and the listed sequences with ``x in R``, the positions ``Z``, both
     margins and the attended set, recomputed here the direct way."""
-    from ..theorems.memory.check import decide_direct
+    from ..checks.memory.check import decide_direct
 
     tid = data["theorem"]
     cert = _header(tid, "theorem", _memory_instance(model))

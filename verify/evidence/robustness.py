@@ -30,7 +30,7 @@ import numpy as np
 
 from ...models.hmm.values import HMM
 from ...models.inference.exact import head_weights, integer_hmm, shared_backward_messages
-from ..theorems.vanilla.check import read_position_prior
+from ..checks.vanilla.check import read_position_prior
 
 __all__ = ["SequenceMargins", "sequence_margins", "robustness_block", "sequence_probability"]
 
@@ -110,7 +110,7 @@ def _candidates(hmm: HMM, theorem: str, b, u, sequences, messages=None) -> tuple
     ``floor`` was set for all five rows, so it is at least the one these four rows need."""
     from ...models.inference import bounds as ib
     from ...models.inference import floats as iff
-    from ..theorems.vanilla.check import _Rows, _by_length
+    from ..checks.vanilla.check import _Rows, _by_length
 
     seqs = [tuple(int(z) for z in s) for s in sequences]
     if messages is None:

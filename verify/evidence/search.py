@@ -61,7 +61,7 @@ def optimize_prompt_and_head(hmm: HMM, *, samples: int = 1000, length: int = 8, 
     """Fit (prompt + head) and (head only) by Adam for ``steps`` steps each; return train/test
     accuracies, the majority baseline and the exact re-check of the rounded parameters
     (see :func:`interpret`). ``progress(k)`` is called after each step."""
-    from ..theorems.vanilla.check import check_sequences
+    from ..checks.vanilla.check import check_sequences
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)

@@ -149,7 +149,7 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     """
     from importlib import metadata
 
-    from ..render import Progress
+    from ..reports.render import Progress
 
     from ...models.mlm.model import check_configs
     from ...models.mlm.cache import cache_dir, check_writable_dir

@@ -21,7 +21,7 @@ def run_on_ray(specs: list[dict], address: str | None, on_result: Callable[[dict
     Raises:
         InputError: Ray is not installed, or the cluster at ``address`` cannot be reached.
     """
-    from ..cluster import ray_session
+    from ..runtime.cluster import ray_session
     from .jobs import run_job_safely
 
     with ray_session(address, num_cpus=num_cpus) as ray:

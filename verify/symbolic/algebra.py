@@ -1,4 +1,4 @@
-"""Symbolic HMMs for the sympy proofs (verify/symbolic.py): rational functions in the HMM
+"""Symbolic HMMs for the sympy proofs (:mod:`.proofs`): rational functions in the HMM
 parameters, the parameter ring with the stochastic constraints built in, and the size budgets.
 
 Values are :class:`RationalFunction` fractions ``num / den`` of polynomials in

@@ -1,4 +1,4 @@
-"""The two sides of every symbolic proof (verify/symbolic.py).
+"""The two sides of every symbolic proof (:mod:`.proofs`).
 
 - Left-hand sides by brute force over hidden paths (:func:`path_sum`, the definition of
   ``tau_i`` read literally).

@@ -13,7 +13,7 @@ from headprompt.models.generate.generators import (appendix_d_hmm, appendix_d_me
                                with_stationary_start)
 from headprompt.models.hmm.rational import round_to_denominator
 from headprompt.models.generate.sampling import sample
-from headprompt.verify.theorems.vanilla.assumptions import check_32
+from headprompt.verify.checks.vanilla.assumptions import check_32
 
 
 

@@ -16,9 +16,9 @@ from headprompt.models.generate.families import THEOREM_ASSUMPTIONS
 from headprompt.models.hmm.values import HMM, MemoryHMM
 from headprompt.models.generate.strategies import (hmms, memory_hmms, stochastic_columns, theorem_instances,
                                           token_sequences)
-from headprompt.verify.theorems.memory import check as memory_check
-from headprompt.verify.theorems.vanilla import check as vanilla
-from headprompt.verify.theorems.registry import check_assumptions
+from headprompt.verify.checks.memory import check as memory_check
+from headprompt.verify.checks.vanilla import check as vanilla
+from headprompt.verify.checks.registry import check_assumptions
 from headprompt.verify.evidence.sequences import exhaustive
 
 from tests import oracle

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from headprompt.verify.cli.main import SUBCOMMANDS, main
-from headprompt.verify.theorems.common import MAX_TOKENS
-from headprompt.verify.theorems.requests import SIZE_LIMITS
+from headprompt.verify.runtime.cost import MAX_TOKENS
+from headprompt.verify.reports.requests import SIZE_LIMITS
 
 DOCS = (Path(__file__).resolve().parents[3] / "docs" / "reference.md").read_text()
 
@@ -72,7 +72,7 @@ def test_documented_ranges_are_the_code_limits():
 def test_each_documented_range_is_enforced_at_its_boundaries(name, capsys):
     """One past each end is refused (exit 2, one line naming the flag); each end itself passes
     argument validation (the request is built)."""
-    from headprompt.verify.theorems.requests import TheoremRequest
+    from headprompt.verify.reports.requests import TheoremRequest
 
     lo, hi = SIZE_LIMITS[name]
     theorem = "4.3" if name in ("memory", "cells") else "3.6"

@@ -12,7 +12,7 @@ import headprompt
 from headprompt.models.generate.generators import prompt_friendly_hmm
 from headprompt.models.hmm.files import save_instance
 from headprompt.verify.cli.main import main
-from headprompt.verify.theorems.vanilla import report as vanilla_report
+from headprompt.verify.reports import vanilla as vanilla_report
 
 from tests import oracle
 from tests.cli import run_json

@@ -236,7 +236,7 @@ def test_no_arguments_prints_usage_fast(capsys):
 
 def test_assumption_35_search_limit_is_a_clear_exit_2(monkeypatch, tmp_path, capsys):
     import headprompt.constructions.vanilla as cv
-    from headprompt.verify.theorems.vanilla import assumptions
+    from headprompt.verify.checks.vanilla import assumptions
 
     real = cv.find_essential_sets
     monkeypatch.setattr(assumptions, "find_essential_sets", lambda hmm: real(hmm, max_nodes=0))
@@ -305,7 +305,7 @@ def test_without_mode_a_run_too_long_for_exact_arithmetic_is_certified():
     from types import SimpleNamespace
 
     from headprompt.models.exceptions import LimitError
-    from headprompt.verify.theorems.common import check_work
+    from headprompt.verify.runtime.cost import check_work
 
     big = SimpleNamespace(num_states=1000, num_tokens=100)
     args = SimpleNamespace(mode=None, length=None, samples=10_000, exhaustive=False)

@@ -15,7 +15,7 @@ from headprompt.models.exceptions import InputError
 from headprompt.models.hmm.files import load_instance
 from headprompt.verify.cli import theorem as theorem_cli
 from headprompt.verify.cli.main import main
-from headprompt.verify.theorems.common import check_out_path
+from headprompt.verify.runtime.output_paths import check_out_path
 
 GOOD = {"kind": "hmm", "A": [[0.9, 0.2], [0.1, 0.8]], "W": [[0.7, "1/3"], [0.3, "2/3"]],
         "pi0": [0.5, 0.5], "mu": [1, -1]}
@@ -143,7 +143,7 @@ def test_an_instance_that_does_not_fit_npz_is_still_refused_with_its_witness(tmp
 
     from headprompt.models.exceptions import LimitError
     from headprompt.models.hmm.values import HMM
-    from headprompt.verify.theorems.common import save_checked_instance
+    from headprompt.verify.reports.instances import save_checked_instance
 
     tiny = Fraction(1, 3 ** 45)                        # 3^45 > 2^63: no int64 denominator holds it
     hmm = HMM.create([[tiny, "1/2"], [1 - tiny, "1/2"]], [["1", "0"], ["0", "1"]], ["1/2", "1/2"], ["1", "-1"])

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from headprompt.verify.render import Progress, phase
+from headprompt.verify.reports.render import Progress, phase
 
 
 def _verify(*argv, timeout=300):

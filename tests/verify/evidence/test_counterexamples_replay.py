@@ -13,7 +13,7 @@ from headprompt.models.hmm.values import HMM
 from headprompt.models.hmm.files import load_instance
 from headprompt.verify.evidence.certificates import check_no_linear_head_certificate, check_prompt_family_certificates
 from headprompt.verify.evidence.universal import check_prompt_universal_certificate
-from headprompt.verify.theorems.registry import check_assumptions
+from headprompt.verify.checks.registry import check_assumptions
 
 from tests import oracle
 from tests.cli import run_json

@@ -18,7 +18,7 @@ import sympy
 from headprompt.models.hmm.values import HMM
 from headprompt.verify.cli.main import main
 from headprompt.verify.evidence.breaking import KNOWN, known_construction, twin_states_hmm
-from headprompt.verify.evidence.refute import CounterexampleRequest, find_counterexample
+from headprompt.verify.studies.refute import CounterexampleRequest, find_counterexample
 from headprompt.verify.evidence.universal import check_prompt_universal_certificate
 
 from tests import oracle

@@ -79,7 +79,7 @@ def test_transfer_is_sound_for_a_slightly_moved_model():
 def test_internal_errors_exit_4_with_one_line(monkeypatch, capsys):
     """A bug (here: an InternalError raised inside the report) exits 4, never 1, on one line."""
     from headprompt.models.exceptions import InternalError
-    from headprompt.verify.theorems.vanilla import report as vanilla_report
+    from headprompt.verify.reports import vanilla as vanilla_report
     from headprompt.verify.cli.main import main
 
     def broken(*args, **kwargs):

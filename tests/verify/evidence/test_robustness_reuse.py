@@ -7,7 +7,7 @@ from headprompt.constructions.vanilla import theorem_36_witness
 from headprompt.models.generate.generators import prompt_friendly_hmm
 from headprompt.verify.evidence import sequences as seqs
 from headprompt.verify.evidence.robustness import robustness_block
-from headprompt.verify.theorems.vanilla.check import check_sequences, identity_check
+from headprompt.verify.checks.vanilla.check import check_sequences, identity_check
 
 
 def test_reused_messages_give_the_same_robustness_block():

@@ -16,7 +16,7 @@ import pytest
 import sympy
 
 from headprompt.models.hmm.values import HMM
-from headprompt.verify.evidence.separation import CERTIFICATE_FILES
+from headprompt.verify.studies.separation import CERTIFICATE_FILES
 
 from tests import oracle
 

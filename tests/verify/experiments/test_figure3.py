@@ -16,7 +16,7 @@ from headprompt.models.hmm.values import HMM
 from headprompt.models.generate.sampling import sample
 from headprompt.models.mlm.tuning import (SPLITS, DownstreamTask, ExactBackbone, TaskConfig, TuneConfig, make_task,
                            sparse_ground_truth, task_labels, tune)
-from headprompt.verify.theorems.vanilla.assumptions import check_32, check_35
+from headprompt.verify.checks.vanilla.assumptions import check_32, check_35
 from headprompt.verify.cli.main import main
 
 CPU = torch.device("cpu")

@@ -107,7 +107,7 @@ def test_an_unreachable_cluster_is_one_input_error_in_seconds(caller):
 
     from headprompt.models.exceptions import InputError
     from headprompt.verify.experiments.ray_tasks import run_on_ray
-    from headprompt.verify.theorems.vanilla.scale_check import check_on_ray
+    from headprompt.verify.checks.vanilla.scale_check import check_on_ray
 
     with socket.socket() as s:                  # a port nobody listens on once this socket closes
         s.bind(("127.0.0.1", 0))

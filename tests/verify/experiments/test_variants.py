@@ -11,7 +11,7 @@ from headprompt.models.exceptions import InputError
 from headprompt.models.generate.generators import hidden_memory_hmm
 from headprompt.models.generate.sampling import sample
 from headprompt.verify.cli.main import main
-from headprompt.verify.theorems.registry import check_assumptions
+from headprompt.verify.checks.registry import check_assumptions
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -19,11 +19,11 @@ from headprompt.models.inference import bounds as ib
 from headprompt.models.inference import exact as ie
 from headprompt.models.inference import floats as iff
 from headprompt.models.generate.generators import full_rank_hmm, prompt_friendly_hmm
-from headprompt.verify.theorems.memory import assumptions as masm
-from headprompt.verify.theorems.memory import check as memory_check
-from headprompt.verify.theorems.memory import report as memory_report
+from headprompt.verify.checks.memory import assumptions as masm
+from headprompt.verify.checks.memory import check as memory_check
+from headprompt.verify.reports import memory as memory_report
 from headprompt.verify.evidence import sequences as sq
-from headprompt.verify.theorems.vanilla.check import _Rows, check_sequences, identity_check, read_position_prior
+from headprompt.verify.checks.vanilla.check import _Rows, check_sequences, identity_check, read_position_prior
 
 FIELDS = ("possible", "expected", "got", "tie", "zero_norm", "identity")
 

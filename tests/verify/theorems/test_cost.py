@@ -11,7 +11,7 @@ import numpy as np
 from headprompt.models.hmm.files import save_instance
 from headprompt.models.hmm.values import HMM
 from headprompt.verify.cli.main import main
-from headprompt.verify.theorems.common import MAX_EXACT_BYTES, exact_bytes, message_bits
+from headprompt.verify.runtime.cost import MAX_EXACT_BYTES, exact_bytes, message_bits
 
 
 def _column(rng, n, bits=40):
@@ -68,7 +68,7 @@ def test_without_a_mode_the_estimate_picks_certified_and_a_near_tie_batch_is_ref
     import pytest
 
     from headprompt.models.exceptions import LimitError
-    from headprompt.verify.theorems.common import check_fallback, check_work
+    from headprompt.verify.runtime.cost import check_fallback, check_work
 
     hmm = _near_tie_instance()
     args = SimpleNamespace(mode=None, length=64, samples=10_000, exhaustive=False)

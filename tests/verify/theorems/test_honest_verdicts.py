@@ -35,7 +35,7 @@ def _json(capsys, argv):
 @pytest.mark.parametrize("exc", [RuntimeError("boom"), ZeroDivisionError("x"), MemoryError(),
                                  RecursionError("deep"), OverflowError("big")])
 def test_an_unexpected_exception_is_exit_4_with_one_line(monkeypatch, capsys, exc):
-    from headprompt.verify.theorems.vanilla import report as vanilla_report
+    from headprompt.verify.reports import vanilla as vanilla_report
 
     def broken(request):
         raise exc
@@ -51,7 +51,7 @@ def test_an_unexpected_exception_is_exit_4_with_one_line(monkeypatch, capsys, ex
 def test_internal_errors_in_every_subcommand_are_exit_4(monkeypatch, capsys, tmp_path):
     from headprompt.verify.cli import assumptions as cmd_assumptions
     from headprompt.verify.cli import posterior as cmd_posterior
-    from headprompt.verify.theorems.memory import report as memory_report
+    from headprompt.verify.reports import memory as memory_report
 
     path = tmp_path / "inst.json"
     path.write_text(json.dumps(GOOD))
@@ -68,7 +68,7 @@ def test_internal_errors_in_every_subcommand_are_exit_4(monkeypatch, capsys, tmp
 
 
 def test_debug_variable_shows_the_traceback(monkeypatch, capsys):
-    from headprompt.verify.theorems.vanilla import report as vanilla_report
+    from headprompt.verify.reports import vanilla as vanilla_report
 
     monkeypatch.setattr(vanilla_report, "theorem", lambda request: 1 / 0)
     monkeypatch.setenv("HEADPROMPT_DEBUG", "1")

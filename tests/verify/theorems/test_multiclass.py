@@ -19,8 +19,8 @@ from headprompt.models.generate.memory import generate_instance
 from headprompt.models.hmm.files import load_instance
 from headprompt.models.mlm.tuning import sparse_ground_truth
 from headprompt.verify.evidence import sequences as seqs
-from headprompt.verify.theorems.memory.check import check_sequences as memory_check
-from headprompt.verify.theorems.vanilla.check import check_sequences, identity_check
+from headprompt.verify.checks.memory.check import check_sequences as memory_check
+from headprompt.verify.checks.vanilla.check import check_sequences, identity_check
 from tests import oracle
 from tests.cli import run_json
 

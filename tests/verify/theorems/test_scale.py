@@ -19,10 +19,10 @@ from headprompt.models.hmm.large import LargeHMM
 from headprompt.models.hmm.npz import read_npz
 from headprompt.models.hmm.values import HMM
 from headprompt.models.inference.sparse import exact_backward0
-from headprompt.verify.theorems.vanilla.assumptions import check_32, reachable, support_graph_period
-from headprompt.verify.theorems.vanilla.check import decide_direct
-from headprompt.verify.theorems.vanilla.large import check_32_large
-from headprompt.verify.theorems.vanilla.scale import theorem_at_scale
+from headprompt.verify.checks.vanilla.assumptions import check_32, reachable, support_graph_period
+from headprompt.verify.checks.vanilla.check import decide_direct
+from headprompt.verify.checks.vanilla.large import check_32_large
+from headprompt.verify.reports.scale import theorem_at_scale
 
 
 def dense(m: LargeHMM) -> HMM:
@@ -229,7 +229,7 @@ def test_denominators_without_shared_factors_are_refused():
 
 
 def test_dense_transitions_run_the_gemm_kernel_with_the_same_decisions(monkeypatch):
-    import headprompt.verify.theorems.vanilla.scale as sc
+    import headprompt.verify.reports.scale as sc
 
     base = block_hmm(120, 240, rng=np.random.default_rng(8), classes=4, screen=60, length=4)
     rng = np.random.default_rng(9)
@@ -284,7 +284,7 @@ def test_a_file_whose_sequence_checks_are_too_long_is_refused_only_once_its_assu
 
 
 def test_only_a_given_model_with_quick_assumptions_defers_its_refusal():
-    from headprompt.verify.theorems.vanilla.scale import DEFER_SECONDS, refusal_stage
+    from headprompt.verify.reports.scale import DEFER_SECONDS, refusal_stage
 
     quick, slow = {"assumption_seconds": 2.0}, {"assumption_seconds": DEFER_SECONDS + 1}
     generated = types.SimpleNamespace(hmm=None, model=None)
@@ -301,7 +301,7 @@ def test_undecided_sequences_and_a_cross_check_mismatch_raise_the_named_errors(m
     that differ) would have raised NameError (exit 4 with a traceback's message) instead of their
     one-line errors. Forced here: every certified sign reported undecided with no time for the
     exact redo, and an exact re-decision that disagrees."""
-    import headprompt.verify.theorems.vanilla.scale_check as scc
+    import headprompt.verify.checks.vanilla.scale_check as scc
     from headprompt.models.exceptions import InternalError, LimitError
 
     m = block_hmm(50, 16, rng=np.random.default_rng(3), classes=2, screen=50, length=4)

@@ -17,11 +17,11 @@ import pytest
 from headprompt import HMM
 from headprompt.models.inference import exact as ie
 from headprompt.verify.cli.main import main
-from headprompt.verify.theorems import statements as st
-from headprompt.verify.theorems.memory import assumptions as masm
-from headprompt.verify.theorems.statements import assumptions as sa
-from headprompt.verify.theorems.statements import theorems as sth
-from headprompt.verify.theorems.vanilla import assumptions as vasm
+from headprompt.verify.studies import statements as st
+from headprompt.verify.checks.memory import assumptions as masm
+from headprompt.verify.studies.statements import assumptions as sa
+from headprompt.verify.studies.statements import theorems as sth
+from headprompt.verify.checks.vanilla import assumptions as vasm
 from tests import oracle
 
 PAPER = sorted(Path("/work/shared/paper").glob("003_*.txt"))

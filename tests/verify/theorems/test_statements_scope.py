@@ -1,5 +1,5 @@
 """``verify statements`` rows against independent brute-force oracles written for an audit (own
-path enumerations, not :mod:`headprompt.verify.theorems.statements.paths`), and the scope strings
+path enumerations, not :mod:`headprompt.verify.studies.statements.paths`), and the scope strings
 against what the checks actually run: the symbolic head identity of Theorem 3.6 is proved on a
 structured case only, Claim A.1 at timesteps 1 and 2 only, and ``verify theorem`` on the memory
 theorems checks no sequence of length 3."""
@@ -13,8 +13,8 @@ import pytest
 
 from headprompt.models.inference import exact as ie
 from headprompt.verify.symbolic.proofs import prove_all
-from headprompt.verify.theorems import statements as st
-from headprompt.verify.theorems.statements import theorems as sth
+from headprompt.verify.studies import statements as st
+from headprompt.verify.studies.statements import theorems as sth
 
 ROWS = {row[0]: row for row in st.STATEMENTS}
 

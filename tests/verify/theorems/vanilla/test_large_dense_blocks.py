@@ -17,7 +17,7 @@ from headprompt.models.exceptions import LimitError
 from headprompt.models.hmm import large as large_hmm
 from headprompt.models.hmm.large import LargeHMM, exact_matvec, exact_rmatvec
 from headprompt.models.hmm.rational import format_fraction
-from headprompt.verify.theorems.vanilla import large
+from headprompt.verify.checks.vanilla import large
 
 
 def dense_model(n: int, X: int, seed: int) -> LargeHMM:
@@ -91,7 +91,7 @@ def test_big_fractions_print_as_cpython_prints_them():
 
 
 def test_the_estimate_charges_a_dense_w_its_cubic_solve_and_says_so_when_it_refuses():
-    from headprompt.verify.theorems.vanilla import scale
+    from headprompt.verify.reports import scale
 
     sparse_w = scale.estimate(3000, 3000, 15000, 6000, 20, 8, all_columns=True, three_three=True)
     dense_w = scale.estimate(3000, 3000, 15000, 3000 * 3000, 20, 8, all_columns=True, three_three=True)

@@ -11,7 +11,7 @@ import pytest
 from scipy import sparse
 
 from headprompt.models.hmm.large import LargeHMM
-from headprompt.verify.theorems.vanilla.large import check_31_large, check_32_large, check_35_large
+from headprompt.verify.checks.vanilla.large import check_31_large, check_32_large, check_35_large
 
 N = 1004
 

@@ -1,0 +1,270 @@
+"""The cost model: what a check will cost, predicted from shapes before any work; the one module
+that every path asks (``verify theorem`` and ``check()`` before they start, the exact fallback of
+the certified kernels before each batch, report rows before exact margins, the large-model path).
+
+What it predicts, from which shapes, in which units:
+
+- :func:`exact_seconds` ``(sequences, length, states, memory=)``: seconds of the exact checks of
+  ``sequences`` token sequences of ``length`` tokens each, on a chain of ``states`` states
+  (``|H|`` for a vanilla HMM, the lifted ``|M|^N |S|`` for a memory-augmented one);
+- :func:`float_seconds` (same shapes, and the model for a sparse ``A``): seconds of the float
+  kernels of certified and float mode;
+- :func:`work_estimates` ``(model, sequences, length, exhaustive=)``: ``(exact, certified/float)``
+  seconds of a whole ``verify theorem`` run, fixed work included;
+- :func:`message_bits` ``(model, length)``: bits of the largest integer of an exact backward
+  message after ``length`` steps (measured on a prefix of the model, extrapolated);
+- :func:`exact_bytes` ``(sequences, length, states, bits)``: bytes of the exact messages held.
+
+Seconds are wall-clock on the reference machine the rates were calibrated on (2 idle cores,
+2026-11-25; ``benchmarks/estimates.py`` compares estimate and measurement); bytes are bytes
+of Python integers; bits are bits of one integer.
+
+What it decides (each refusal a :class:`~headprompt.models.exceptions.LimitError` naming the
+sizes, the estimate, the limit and the way forward):
+
+- :func:`check_work` ``(args, model) -> (mode, note)``: the arithmetic mode of a run (exact, or
+  certified when that is the faster proof; :data:`AUTO_EXACT_SECONDS`,
+  :data:`AUTO_CERTIFIED_MAX_LENGTH`), or a refusal past :data:`MAX_SECONDS`,
+  :data:`MAX_TOKENS`, :data:`MAX_FLOAT_ENTRIES` or :data:`MAX_EXACT_BYTES`;
+- :func:`check_fallback`: the refusal of an exact fallback batch past the same limits.
+
+Nothing here imports the rest of ``verify`` (the floor below the checks; docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+__all__ = ["exact_seconds", "float_seconds", "work_estimates", "message_bits", "exact_bytes", "check_work",
+           "check_fallback", "MAX_SECONDS", "MAX_TOKENS", "MAX_FLOAT_ENTRIES", "MAX_EXACT_BYTES",
+           "AUTO_EXACT_SECONDS", "AUTO_CERTIFIED_MAX_LENGTH"]
+
+# ---------------------------------------------------------------- work limits (SPEC section 2)
+
+MAX_SECONDS = 600
+"""What ``verify theorem`` accepts must finish: estimated seconds above this are refused."""
+
+MAX_TOKENS = 20_000_000
+"""Sampled sequences x length (the sampled pool is held in memory)."""
+
+MAX_FLOAT_ENTRIES = 50_000_000
+"""Float memory checks hold ``[sequences, length, lifted states]`` arrays (8 bytes each)."""
+
+MAX_EXACT_BYTES = 4 * 2 ** 30
+"""Exact checks keep the backward messages of every distinct suffix; their estimated size
+(:func:`exact_bytes`) above this is refused (or, without ``--mode``, answered in certified mode)."""
+
+
+# Seconds per unit of work, calibrated on this project's 2-core machine, idle (2026-11-25, default
+# sizes: vanilla |H| = 10..200, memory 9 and 54 lifted states, lengths 8..32; measured and
+# estimated times agree within 2x there). Exact vanilla checks cost about |sequences| x length
+# x states^2 x (1 + length/16) big-integer operations (backward messages whose integers grow
+# with the length); exact memory checks add a per-position cost (membership in R and the
+# attention head in Fractions). Certified mode decides in float with proven error bounds (exact
+# only near ties): vanilla per states^2, memory per lifted state (its kernels are per-position
+# bound evaluations); a sparse A (the float kernel's sparse path) costs its nonzeros, not
+# |H|^2. The adversarial search is :func:`_adversarial_seconds`. Every run also pays about
+# a fifth of a second of fixed work (witness, identity, near-tie search, cross-checks), and vanilla runs
+# about 1e-5 |H|^2 s more (building the instance, assumption checks, robustness).
+_EXACT_RATE = {"hmm": 4e-9, "memory-hmm": 1.2e-8}
+_EXACT_PER_POSITION = {"hmm": 0.0, "memory-hmm": 4e-5}
+_FLOAT_RATE = 3e-10          # vanilla: per sequence, position and states^2 (certified and float kernels)
+_FLOAT_RATE_MEMORY = 2e-7   # memory: per sequence, position and lifted state
+_FIXED_SECONDS = 0.2
+_PER_STATE2 = 1e-5          # vanilla: building, assumption checks and robustness grow with |H|^2
+
+
+def _float_units(model, states: int) -> float:
+    """Work per sequence position of the vanilla float kernel: ``|H|^2`` for a dense ``A``, or
+    its nonzeros plus ``|H|`` where the kernel multiplies by a sparse ``A``
+    (:data:`~headprompt.models.inference.floats.SPARSE_MIN_STATES` states or more, density at
+    most ``SPARSE_MAX_DENSITY``)."""
+    import numpy as np
+
+    from ...models.inference.floats import SPARSE_MAX_DENSITY, SPARSE_MIN_STATES
+
+    A = getattr(model, "A", None)
+    if A is None or states < SPARSE_MIN_STATES:
+        return float(states * states)
+    nnz = int(np.count_nonzero(model.to_float().A if getattr(model, "exact", False) else np.asarray(A, dtype=float)))
+    return float(nnz + states) if nnz <= SPARSE_MAX_DENSITY * states * states else float(states * states)
+
+
+def _adversarial_seconds(tokens: int, states: int, length: int) -> float:
+    """The float adversarial search: 3 sweeps over the positions of 200 sequences, each a few
+    products of ``2 x 200`` rows by ``|H| x |H|`` and ``|H| x |X|``, plus Python overhead."""
+    return 3 * length * (1e-3 + 200 * (2 * states * states + 2 * states * tokens) * 1e-10)
+
+
+AUTO_EXACT_SECONDS = 2.0
+"""Without ``--mode``, a run whose exact estimate is at most this stays exact (no float touches
+any value, at no visible cost); above it the faster proof runs: certified when its estimate is
+lower (the usual case), else exact."""
+
+AUTO_CERTIFIED_MAX_LENGTH = 256
+"""Without ``--mode``, certified arithmetic replaces exact only up to this length: on far longer
+sequences some message entries fall below the underflow guard and whole batches go back to
+exact arithmetic (:func:`check_fallback`)."""
+
+
+def exact_seconds(sequences: int, length: int, states: int, *, memory: bool = False) -> float:
+    """The estimated time of exact checks of ``sequences`` sequences of ``length`` tokens."""
+    kind = "memory-hmm" if memory else "hmm"
+    return sequences * length * (_EXACT_PER_POSITION[kind]
+                                 + _EXACT_RATE[kind] * states * states * (1 + length / 16))
+
+
+def float_seconds(sequences: int, length: int, states: int, *, memory: bool = False, model=None) -> float:
+    """The estimated time of the float kernels (certified and float modes) on ``sequences``
+    sequences of ``length`` tokens (certified adds only the exact redo of near-ties); a vanilla
+    ``model`` lets a sparse ``A`` count its nonzeros (:func:`_float_units`)."""
+    if memory:
+        return _FLOAT_RATE_MEMORY * sequences * length * states
+    return _FLOAT_RATE * sequences * length * _float_units(model, states) * (1 + length / 64)
+
+
+def work_estimates(model, sequences: int, length: int, *, exhaustive: bool) -> tuple[float, float]:
+    """``(exact seconds, certified/float seconds)`` of a whole ``verify theorem`` run on
+    ``model``: the fixed work, the vanilla per-|H|^2 work and adversarial search (sampled sets),
+    and the checks of ``sequences`` sequences of ``length`` tokens in each arithmetic."""
+    from ...models.hmm.values import MemoryHMM
+
+    memory = isinstance(model, MemoryHMM)
+    states = model.lift().num_states if memory else model.num_states
+    base = _FIXED_SECONDS
+    if not memory:
+        base += _PER_STATE2 * states * states
+        if not exhaustive:
+            base += _adversarial_seconds(model.num_tokens, states, length)
+    return (base + exact_seconds(sequences, length, states, memory=memory),
+            base + float_seconds(sequences, length, states, memory=memory, model=model))
+
+
+def check_fallback(sequences: int, length: int, states: int, *, memory: bool = False, model=None) -> None:
+    """Refuse an exact fallback batch (sequences the certified bound could not decide) that
+    would run past :data:`MAX_SECONDS`, instead of starting it.
+
+    Raises:
+        LimitError: naming the batch, the estimate and the way forward.
+    """
+    from ...models.exceptions import LimitError
+
+    seconds = exact_seconds(sequences, length, states, memory=memory)
+    if model is not None and getattr(model, "exact", False):
+        bits = message_bits(model, length)
+        need = exact_bytes(sequences, length, states, bits)
+        if need > MAX_EXACT_BYTES:
+            raise LimitError(f"{sequences} sequences of length {length} could not be decided by the certified bound "
+                             f"(near-ties) and redoing them exactly would hold about {need / 2 ** 30:.1f} GiB of "
+                             f"messages (integers of up to {bits:.0f} bits, estimated on a prefix); the limit is "
+                             f"{MAX_EXACT_BYTES // 2 ** 30} GiB (use a shorter --length or fewer --samples)")
+    if seconds > MAX_SECONDS:
+        raise LimitError(f"{sequences} sequences of length {length} could not be decided by the certified bound "
+                         f"(their messages come too close to underflow) and redoing them exactly would take about "
+                         f"{seconds / 60:.0f} minutes (estimate); the limit is {MAX_SECONDS // 60} minutes "
+                         "(use a shorter --length or fewer --samples)")
+
+
+def message_bits(model, length: int, *, probe: int = 12) -> float:
+    """Bits of the largest integer in an exact backward message after ``length`` steps,
+    measured on a short prefix and extrapolated linearly (each step multiplies by the integer
+    ``A`` and ``W`` entries, so the size grows by about the same number of bits per step).
+
+    Measured on the tokens that make the integers grow fastest (the column of ``W_int`` with the
+    largest entries, repeated), so the estimate is an upper bound for typical sequences."""
+    from ...models.hmm.integer import column, integer_hmm
+
+    chain = model.lift() if hasattr(model, "lift") else model
+    ih = integer_hmm(chain)
+    steps = max(1, min(probe, length))
+    z = max(range(ih.num_tokens), key=lambda k: max(ih.W_rows[k]))
+    beta = column([1] * ih.num_states)
+    for _ in range(steps):
+        beta = ih.step_backward(z, beta)
+    bits = max(int(beta[r, 0]).bit_length() for r in range(beta.nrows()))
+    return max(1.0, bits / steps) * length
+
+
+def exact_bytes(sequences: int, length: int, states: int, bits: float) -> float:
+    """Estimated memory of an exact check: up to ``sequences x length`` distinct suffixes, each
+    with a backward message of ``states`` integers of up to ``bits`` bits (half that on
+    average over the positions), plus about 48 bytes of overhead per integer."""
+    return sequences * length * states * (bits / 16 + 48)
+
+
+def check_work(args, model) -> tuple[str, str | None]:
+    """Refuse, before any sampling or checking, a ``verify theorem`` run that cannot finish:
+    the sampled pool beyond :data:`MAX_TOKENS`, a float memory check beyond
+    :data:`MAX_FLOAT_ENTRIES`, or an estimated time beyond :data:`MAX_SECONDS`.
+
+    Returns ``(mode, note)``: the arithmetic mode to run, ``args.mode`` when given; without
+    one, ``"exact"``, or ``"certified"`` (a proof as well) when exact arithmetic would exceed
+    the limit and certified would not, with ``note`` saying why (else ``None``).
+
+    Raises:
+        LimitError: naming the sizes, the estimate and the limit, and the way forward.
+    """
+    from ...models.exceptions import LimitError
+    from ...models.hmm.values import MemoryHMM
+
+    memory = isinstance(model, MemoryHMM)
+    states = model.lift().num_states if memory else model.num_states
+    X = model.num_tokens
+    exhaustive = bool(getattr(args, "exhaustive", False))
+    length = args.length if args.length is not None else (4 if exhaustive else 8)
+    if exhaustive:
+        count, power = 0, 1
+        for _ in range(length):
+            power *= X
+            count += power
+            if count > 10**12:
+                break
+        what = f"--exhaustive --length {length} ({count if count <= 10**12 else 'more than 10^12'} sequences over {X} tokens)"
+        how = "a shorter --length, or sampled sequences (--samples N without --exhaustive)"
+    else:
+        count = int(args.samples or 0) + 200 + X * X
+        if (args.samples or 0) * length > MAX_TOKENS:
+            raise LimitError(f"--samples {args.samples} x --length {length} = {args.samples * length} sampled tokens; "
+                             f"the limit is {MAX_TOKENS} (use fewer --samples or a shorter --length)")
+        what = f"--samples {args.samples} at --length {length}"
+        how = "fewer --samples or a shorter --length"
+    mode = args.mode
+    if mode == "float" and memory and count * length * states > MAX_FLOAT_ENTRIES:
+        raise LimitError(f"{what} on a lifted chain of {states} states needs {count * length * states} float "
+                         f"entries; the limit is {MAX_FLOAT_ENTRIES} (use {how})")
+    exact_total, float_total = work_estimates(model, count, length, exhaustive=exhaustive)
+    note = None
+    if mode is None:                  # the faster proof: certified decides in float with proven bounds
+        faster = float_total < exact_total and float_total <= MAX_SECONDS and exact_total > AUTO_EXACT_SECONDS
+        mode = "certified" if faster and length <= AUTO_CERTIFIED_MAX_LENGTH else "exact"
+        if mode == "certified":
+            note = (f"certified: the faster proof here (about {float_total:.1f} s against {exact_total:.1f} s "
+                    "in exact arithmetic, estimates); certified verdicts are proofs as well (give --mode exact "
+                    "to insist)")
+
+    def _check_seconds(seconds: float) -> None:
+        if seconds > MAX_SECONDS:
+            kind = "lifted" if memory else "hidden"
+            raise LimitError(f"{what} on {states} {kind} states would take about {seconds / 60:.0f} minutes "
+                             f"(estimate); the limit is {MAX_SECONDS // 60} minutes (use {how}"
+                             + (", or --mode certified (still a proof)"
+                                if mode == "exact" and length <= AUTO_CERTIFIED_MAX_LENGTH
+                                and float_total <= MAX_SECONDS else "") + ")")
+
+    if mode == "exact" and getattr(model, "exact", True):
+        _check_seconds(exact_total)   # the cheap estimate first: no exact work on a run refused anyway
+        bits = message_bits(model, length)
+        need = exact_bytes(count, length, states, bits)
+        if need > MAX_EXACT_BYTES:
+            if args.mode is None and length <= AUTO_CERTIFIED_MAX_LENGTH and float_total <= MAX_SECONDS:
+                mode = "certified"
+                note = (f"certified: exact arithmetic would hold about {need / 2 ** 30:.1f} GiB of messages "
+                        f"(integers of up to {bits:.0f} bits at length {length}, estimated on a prefix; the "
+                        f"limit is {MAX_EXACT_BYTES // 2 ** 30} GiB), and certified verdicts are proofs as well")
+            else:
+                raise LimitError(f"{what} on {states} states would hold about {need / 2 ** 30:.1f} GiB of exact "
+                                 f"messages (integers of up to {bits:.0f} bits at length {length}, measured on a "
+                                 f"prefix and extrapolated); the limit is {MAX_EXACT_BYTES // 2 ** 30} GiB (use {how}"
+                                 + (", or --mode certified (still a proof)"
+                                    if length <= AUTO_CERTIFIED_MAX_LENGTH and float_total <= MAX_SECONDS else "")
+                                 + ")")
+    _check_seconds(exact_total if mode == "exact" else float_total)
+    return mode, note
