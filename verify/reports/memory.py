@@ -100,7 +100,7 @@ def zero_task_witness(model: MemoryHMM, tid: str) -> AttentionWitness:
 def read_witness(given, tid: str, model: MemoryHMM) -> tuple[AttentionWitness, list[int] | None]:
     """A witness file (SPEC section 3), a dict or an :class:`AttentionWitness`, validated
     against the instance; an optional ``"H_star"`` (flattened states) fixes the ``H*`` of ``R``
-    (:func:`~headprompt.verify.reports.instances`, the one reader)."""
+    (:func:`~headprompt.verify.reports.instances.resolve_witness`, the one reader)."""
     return resolve_witness(given, tid, model)
 
 
