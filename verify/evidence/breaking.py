@@ -15,7 +15,7 @@ counterexample``): the failure mode is known, so the instance is constructed, no
   that the task reads at time 0; its future is not a linear function of what ``G`` sees.
   Assumptions 3.1 (Theorem 3.3) and 3.5 (Theorem 3.6) hold.
 
-Every instance is exact (rationals); :mod:`.refute` checks the assumptions on it and finds the
+Every instance is exact (rationals); :mod:`headprompt.verify.studies.refute` checks the assumptions on it and finds the
 certificates, so nothing here is trusted.
 """
 

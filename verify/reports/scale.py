@@ -3,7 +3,7 @@
 Used when the generated sizes exceed the dense path's (:data:`DENSE_MAX_STATES` states or
 :data:`DENSE_MAX_TOKENS` tokens) or a ``.npz`` instance does. The model is a
 :class:`~headprompt.models.hmm.large.LargeHMM` (sparse exact numerators); the assumptions and
-the witness are decided exactly with proofs (:mod:`.large`); every sequence verdict is
+the witness are decided exactly with proofs (:mod:`headprompt.verify.checks.vanilla.large`); every sequence verdict is
 certified: the float kernel over the nonzeros with the a priori bound of
 :mod:`headprompt.models.inference.bounds`, and the exact integer backward pass
 (:func:`~headprompt.models.inference.sparse.exact_backward0`) for any sequence the bound

@@ -4,11 +4,11 @@ fails and the others hold, with the strongest evidence known of what breaks.
 Order of work:
 
 1. the instance: ``--hmm FILE`` as given; else a *construction* where the failure mode is known
-   (:mod:`.breaking`: Theorems 3.3 and 3.6, every assumption); else the property-based search of
+   (:mod:`headprompt.verify.evidence.breaking`: Theorems 3.3 and 3.6, every assumption); else the property-based search of
    :mod:`.explore` (Hypothesis, shrunk to a minimal instance) within stated bounds;
 2. *statement-level* evidence, every certificate re-checked exactly: Theorem 3.3, a Motzkin
    certificate that no linear head on ``G_1`` computes ``F*``; Theorem 3.6, a certificate that no
-   prompt ``u`` and no head ``b`` do (:mod:`.universal`), else (weaker, said so) one certificate
+   prompt ``u`` and no head ``b`` do (:mod:`headprompt.verify.evidence.universal`), else (weaker, said so) one certificate
    per prompt ``u = 1_B`` of the paper's family. Attention heads (4.3, 4.6, C.6) have no such
    certificate;
 3. *construction-level* evidence: the paper's recipe without the assumption

@@ -29,8 +29,8 @@ to be nonzero polynomials with nonnegative coefficients, which proves ``r_x > 0`
 such entry is positive (and ``r_x`` used in the identities is this ratio with the constraints
 substituted).
 
-The module is split along its seams: :mod:`.symbolic_algebra` (the symbolic HMM and its
-rational functions, size budgets), :mod:`.symbolic_sides` (brute-force left-hand sides and the
+The module is split along its seams: :mod:`.algebra` (the symbolic HMM and its
+rational functions, size budgets), :mod:`.sides` (brute-force left-hand sides and the
 paper's right-hand sides) and this module (the statements and their proofs); the names of all
 three are importable from here.
 """

@@ -1,4 +1,4 @@
-"""Sequence checks of the large-model path (:mod:`.scale`): certified decisions batch by batch
+"""Sequence checks of the large-model path (:mod:`headprompt.verify.reports.scale`): certified decisions batch by batch
 over the nonzeros of ``A`` (or one GEMM per step for a dense ``A``), the exact integer fallback
 for what the bound cannot decide, a few exact cross-checks, and the same split into Ray tasks."""
 
