@@ -6,8 +6,10 @@
 - :mod:`.files`: instance and witness files, read and written exactly;
 - :mod:`.task`: the downstream task ``F*``; :mod:`.limits`: input limits decided from sizes;
 - :mod:`.rational`, :mod:`.linalg`: exact numbers and exact linear algebra;
-- :mod:`.rationalize`, :mod:`.learned`: float (learned) models made exact, hmmlearn interop;
-  :mod:`.distance`: how far such a conversion moves what the theorems read.
+- :mod:`.rationalize`, :mod:`.learned`: float (learned) models made exact, hmmlearn and dynamax
+  interop (:mod:`.start_law`: which ``pi0`` a fitted start law stands for; :mod:`.conversion`:
+  the record ``model.conversion`` of how a model was made); :mod:`.distance`: how far such a
+  conversion moves what the theorems read.
 """
 
 from .values import FLOAT_TOLERANCE, HMM, MemoryHMM, as_array

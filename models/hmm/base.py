@@ -8,9 +8,13 @@ from typing import Callable, TypeVar
 
 import numpy as np
 
+from ..exceptions import ValidationError
+from .conversion import Conversion
+
 __all__ = ["register_file_io"]
 
 _T = TypeVar("_T")
+_M = TypeVar("_M", bound="_Sizes")
 
 
 _FILE_IO: dict[str, Callable] = {}
@@ -69,6 +73,34 @@ class _Sizes:
         """``P[H_1] = A pi0``, shape ``(|H|,)`` (SPEC section 1): the prior of the first emitting
         state (for a memory HMM, of the syntax chain). Exact for an exact model; a fresh array."""
         return self.A.dot(self.pi0)
+
+    @property
+    def conversion(self) -> Conversion | None:
+        """How this model was made from another library's fit or from a float model
+        (:class:`~.conversion.Conversion`: the source, the start reading of ``pi0`` with every
+        other reading, the renormalisation, the entries ``rationalize`` pruned to 0); None for a
+        model built directly. Not part of the model's value (``==`` and ``hash`` ignore it);
+        kept by ``with_task``, ``to_float``, ``to_exact`` and pickling, not by
+        ``dataclasses.replace``."""
+        return self._cache.get("conversion")
+
+    def with_conversion(self: _M, record: Conversion | None) -> _M:
+        """This model, carrying ``record`` as its :attr:`conversion` (set once, by the conversion
+        that made the model: ``from_hmmlearn``, ``from_dynamax``, ``rationalize``).
+
+        Raises:
+            ValidationError: ``record`` not a :class:`~.conversion.Conversion` or None, or a
+                model that already carries another record.
+        """
+        if record is None:
+            return self
+        if not isinstance(record, Conversion):
+            raise ValidationError(f"conversion: expected a Conversion record or None, found {type(record).__name__}")
+        held = self._cache.get("conversion")
+        if held is not None and held != record:
+            raise ValidationError("conversion: this model already carries a conversion record")
+        self._cache["conversion"] = record
+        return self
 
     def memo(self, key: str, build: Callable[[], _T]) -> _T:
         """The object derived from this (immutable) model under ``key``, built once by

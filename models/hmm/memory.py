@@ -169,7 +169,7 @@ class MemoryHMM(_Sizes):
         conv = _float_form
         return self.memo("to_float", lambda: MemoryHMM(
             self.cells, self.memory_values, self.syntax_states, conv(self.A), conv(self.W), conv(self.pi0),
-            conv(self.pM), conv(self.mu), self.target_cell, conv(self.pM_cells)))
+            conv(self.pM), conv(self.mu), self.target_cell, conv(self.pM_cells)).with_conversion(self.conversion))
 
     def to_exact(self) -> "MemoryHMM":
         """The exact form, each float read as the decimal it prints as (see :meth:`HMM.to_exact`).
@@ -183,7 +183,8 @@ class MemoryHMM(_Sizes):
         with _pointing_to_rationalize():
             return MemoryHMM(self.cells, self.memory_values, self.syntax_states, conv(self.A, "A"),
                              conv(self.W, "W"), conv(self.pi0, "pi0"), conv(self.pM, "pM"),
-                             conv(self.mu, "mu"), self.target_cell, conv(self.pM_cells, "pM_cells"))
+                             conv(self.mu, "mu"), self.target_cell, conv(self.pM_cells, "pM_cells")
+                             ).with_conversion(self.conversion)
 
     def __repr__(self) -> str:
         kind = "exact" if self.exact else "float"

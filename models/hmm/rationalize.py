@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InputError
+from .conversion import Conversion, PrunedEntry
 from .values import HMM, MemoryHMM
 from .distance import conditional_bound, path_tv
 from .rational import format_fraction, round_to_denominator
@@ -106,6 +107,7 @@ class _Columns:
     entry_change: Fraction = Fraction(0)
     normalization_gap: Fraction = Fraction(0)
     pruned: int = 0
+    where: list = field(default_factory=list)          # PrunedEntry of each pruned entry
 
 
 def _convert(values: np.ndarray, *, axis: int, threshold: Fraction, max_denominator: int | None,
@@ -125,7 +127,10 @@ def _convert(values: np.ndarray, *, axis: int, threshold: Fraction, max_denomina
         keep = [v >= threshold and v > 0 for v in ref]
         if not any(keep):
             keep[max(range(len(ref)), key=lambda k: ref[k])] = True
-        acc.pruned += sum(1 for v, k in zip(ref, keep) if v > 0 and not k)
+        for k, (v, kept) in enumerate(zip(ref, keep)):
+            if v > 0 and not kept:
+                acc.pruned += 1
+                acc.where.append(PrunedEntry(name, tuple(int(i) for i in idx[:axis] + (k,) + idx[axis:]), float(v)))
         snapped = None if exact_in else _snap(ref, keep)
         if snapped is not None:
             q = snapped
@@ -178,7 +183,8 @@ class Rationalization:
         model: the exact model ``Q`` the theorems are checked on.
         source: the given model.
         prune_below, max_denominator: the settings used.
-        pruned: how many positive entries became exact zeros.
+        pruned: how many positive entries became exact zeros (which ones: ``model.conversion.pruned``,
+            :class:`~.conversion.PrunedEntry`).
         max_entry_change: ``max |p - q|`` over every stochastic entry (``p`` as given).
         tv: per parameter (``"start"``, ``"A"``, ``"W"``) the largest column distance
             ``tv(p_ref, q)`` (module docstring; ``"start"`` covers ``pi0`` and, for a memory
@@ -266,7 +272,8 @@ def rationalize(model: HMM | MemoryHMM, *, prune_below: Any = DEFAULT_PRUNE_BELO
         raise InputError(f"max_denominator: expected a positive integer or None, found {max_denominator!r}")
     acc = {k: _Columns() for k in ("pi0", "pM", "A", "W")}
     conv = lambda arr, name, axis=0: _convert(arr, axis=axis, threshold=threshold,  # noqa: E731
-                                              max_denominator=max_denominator, name=name, acc=acc[name[:3]])
+                                              max_denominator=max_denominator, name=name,
+                                              acc=acc["pM" if name == "pM_cells" else name])
     mu, mu_change = _exact_task(model.mu)
     A, W, pi0 = conv(model.A, "A"), conv(model.W, "W"), conv(model.pi0, "pi0")
     if isinstance(model, HMM):
@@ -281,6 +288,11 @@ def rationalize(model: HMM | MemoryHMM, *, prune_below: Any = DEFAULT_PRUNE_BELO
     else:
         exact = MemoryHMM(model.cells, model.memory_values, model.syntax_states, A, W, pi0,
                           conv(model.pM, "pM"), mu, model.target_cell)
+    where = tuple(e for key in ("A", "W", "pi0", "pM") for e in acc[key].where)
+    change = {key: float(acc[key].entry_change) for key in ("A", "W", "pi0", "pM")
+              if key != "pM" or not isinstance(model, HMM)}
+    before = model.conversion or Conversion(source="model", dtype="exact" if model.exact else str(model.A.dtype))
+    exact = exact.with_conversion(before.after_rationalize(change, where))
     return Rationalization(
         model=exact, source=model, prune_below=threshold,
         max_denominator=None if model.exact else max_denominator,

@@ -121,16 +121,21 @@ class HMM(_Sizes):
         return super().hidden_marginal_1()
 
     @classmethod
-    def from_hmmlearn(cls, model: Any, *, start: str = "h1", pi0: Any = None, mu: Any = None) -> "HMM":
+    def from_hmmlearn(cls, model: Any, *, start: str = "auto", pi0: Any = None, mu: Any = None) -> "HMM":
         """A float HMM from a fitted ``hmmlearn.hmm.CategoricalHMM``: ``A = transmat_.T``,
-        ``W = emissionprob_.T``, and ``pi0`` from ``startprob_`` read as ``start``: ``"h1"``
-        (default; hmmlearn's start law is our ``P[H_1] = A pi0``: the exact solution where one
-        exists, else the closest in total variation with a
-        :class:`~headprompt.models.hmm.learned.StartLawWarning` giving the distance), ``"h0"``
-        (``pi0 = startprob_``) or ``"stationary"`` (``pi0`` = the stationary law of ``A``); see
-        :mod:`headprompt.models.hmm.learned`. ``to_hmmlearn`` gives back ``A``, ``W`` and ``P[H_1]``.
-        float32 and float64 tables whose rows sum to 1 within hmmlearn's own tolerance
-        (``np.allclose``) are accepted; a table outside float64's ``1e-9`` is renormalised and a
+        ``W = emissionprob_.T``, and ``pi0`` from ``startprob_`` (hmmlearn's start law is our
+        ``P[H_1] = A pi0``) read as ``start`` (:mod:`headprompt.models.hmm.start_law`):
+        ``"auto"`` (default: the most interior ``pi0`` with ``A pi0 = startprob_`` where one
+        exists, else the stationary law of ``A``, with a
+        :class:`~headprompt.models.hmm.start_law.StartLawWarning`; it never makes a zero of
+        ``pi0`` the fit does not have), ``"h1"`` (that ``pi0``, or else the closest in total
+        variation), ``"h0"`` (``pi0 = startprob_``) or ``"stationary"``; or ``pi0`` given
+        (checked against ``startprob_``). ``model.conversion`` records the reading used, every
+        other reading with its ``pi0``, and the renormalisation
+        (:class:`~headprompt.models.hmm.conversion.Conversion`). ``to_hmmlearn`` gives back
+        ``A``, ``W`` and ``P[H_1]``. float32 and float64 tables whose rows sum to 1 within
+        hmmlearn's own tolerance (``np.allclose``) are accepted; a table outside float64's
+        ``1e-9`` is renormalised and a
         :class:`~headprompt.models.hmm.learned.RenormalizedWarning` reports how far it moved
         and what that bounds for every posterior.
 
@@ -138,22 +143,23 @@ class HMM(_Sizes):
             InputError: an unfitted model, an unknown ``start``, a ``pi0`` that contradicts
                 ``startprob_``, or a bad ``mu``.
         """
-        from .learned import hmmlearn_arrays
+        from .learned import hmmlearn_conversion
 
-        A, W, pi0 = hmmlearn_arrays(model, pi0=pi0, start=start)
-        return cls.create(A, W, pi0, mu, exact=False)
+        A, W, pi0, record = hmmlearn_conversion(model, pi0=pi0, start=start)
+        return cls.create(A, W, pi0, mu, exact=False).with_conversion(record)
 
     @classmethod
-    def from_dynamax(cls, params: Any, *, start: str = "h1", pi0: Any = None, mu: Any = None) -> "HMM":
+    def from_dynamax(cls, params: Any, *, start: str = "auto", pi0: Any = None, mu: Any = None) -> "HMM":
         """A float HMM from dynamax ``CategoricalHMM`` parameters (one emission dimension):
         ``initial.probs`` read as ``start`` exactly like hmmlearn's ``startprob_`` (see
         :meth:`from_hmmlearn`), ``A = transition_matrix.T``, ``W = emissions.probs[:, 0, :].T``;
-        see :func:`headprompt.models.hmm.learned.dynamax_arrays`. A float32 fit (dynamax's
-        default) is renormalised as in :meth:`from_hmmlearn`, with a ``RenormalizedWarning``."""
-        from .learned import dynamax_arrays
+        see :func:`headprompt.models.hmm.learned.dynamax_conversion`. A float32 fit (dynamax's
+        default) is renormalised as in :meth:`from_hmmlearn`, with a ``RenormalizedWarning``;
+        ``model.conversion`` records it all."""
+        from .learned import dynamax_conversion
 
-        A, W, pi0 = dynamax_arrays(params, pi0=pi0, start=start)
-        return cls.create(A, W, pi0, mu, exact=False)
+        A, W, pi0, record = dynamax_conversion(params, pi0=pi0, start=start)
+        return cls.create(A, W, pi0, mu, exact=False).with_conversion(record)
 
     def to_dynamax(self) -> tuple[Any, Any]:
         """``(model, params)`` of dynamax with the same law (optional dependency); see
@@ -192,8 +198,8 @@ class HMM(_Sizes):
     # memo keys whose objects depend on A, W and pi0 only (never on mu): a model with another
     # task on the same arrays starts with them (models.hmm.integer: "integer", "prior_h1";
     # models.inference.floats: "float_arrays"; models.inference.bounds: "bound_chain"; this
-    # module: "transition_support")
-    _TASK_FREE_MEMOS = ("integer", "prior_h1", "float_arrays", "bound_chain", "transition_support")
+    # module: "transition_support"; base.py: "conversion", the record of how the model was made)
+    _TASK_FREE_MEMOS = ("integer", "prior_h1", "float_arrays", "bound_chain", "transition_support", "conversion")
 
     def transition_support(self) -> np.ndarray:
         """The boolean ``|H| x |H|`` mask ``A != 0``, decided exactly (memoised): from the
@@ -227,7 +233,8 @@ class HMM(_Sizes):
         :meth:`with_task`)."""
         if not self.exact:
             return self
-        return self.memo("to_float", lambda: HMM(*(_float_form(a) for a in self._value_fields())))
+        return self.memo("to_float", lambda: HMM(*(_float_form(a) for a in self._value_fields()))
+                         .with_conversion(self.conversion))
 
     def to_exact(self) -> "HMM":
         """The exact form: each float read as the decimal it prints as (``0.1`` is ``1/10``, as
@@ -247,7 +254,8 @@ class HMM(_Sizes):
             return self
         with _pointing_to_rationalize():
             return HMM(*(None if a is None else _decimal_array(a, name)
-                         for a, name in zip(self._value_fields(), ("A", "W", "pi0", "mu"))))
+                         for a, name in zip(self._value_fields(), ("A", "W", "pi0", "mu")))
+                       ).with_conversion(self.conversion)
 
     def __repr__(self) -> str:
         kind = "exact" if self.exact else "float"

@@ -186,7 +186,7 @@ def test_bad_arguments_of_the_hmmlearn_bridge_are_input_errors():
         HMM.from_hmmlearn(model, pi0="x")
     with pytest.raises(InputError, match=r"^pi0: expected 2 probabilities, found dict$"):
         HMM.from_hmmlearn(model, pi0={})
-    with pytest.raises(InputError, match=r"^start: expected one of 'h1', 'h0', 'stationary', found array"):
+    with pytest.raises(InputError, match=r"^start: expected one of 'auto', 'h1', 'h0', 'stationary', found array"):
         HMM.from_hmmlearn(model, start=np.array(["h1", "h0"]))
     with pytest.raises(InputError, match=r"^to_hmmlearn: n_components= is fixed by the model \(2 states, 2 tokens\)"):
         hmm.to_hmmlearn(n_components=5)

@@ -176,7 +176,7 @@ def test_closest_initial_on_a_reachable_law():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(start="H1"), r"start: expected one of 'h1', 'h0', 'stationary', found 'H1'"),
+    (dict(start="H1"), r"start: expected one of 'auto', 'h1', 'h0', 'stationary', found 'H1'"),
     (dict(start="h0", pi0=[0.5, 0.5]), r"give either pi0= or start='h0'"),
     (dict(pi0=[0.9, 0.1]), r"pi0: A pi0 differs from the model's startprob_"),
     (dict(mu=[1, 2, 3]), r"mu"),
