@@ -23,32 +23,18 @@ from ...models.exceptions import InputError, LimitError, ValidationError
 from ...models.hmm.large import LargeHMM
 from ...models.hmm.rational import format_fraction
 from ...models.inference.sparse import BATCH, posterior_h0_large, sample_large
-from ..runtime.cost import MAX_SECONDS
+from ..runtime.cost import MAX_LARGE_BYTES, MAX_SECONDS, large_estimate
 from .verdicts import label_counts, settle_verdict
 from ..checks.vanilla import scale_check
 from ..checks.vanilla.scale_check import check_on_ray, check_sequences_large, cross_check
 from ..checks.vanilla.large import (check_31_large, check_32_large, check_35_large, head_for, head_weights_large,
                     prompt_prior)
 
-__all__ = ["use_scale_path", "theorem_at_scale", "estimate", "DENSE_MAX_STATES", "DENSE_MAX_TOKENS",
-           "MAX_BYTES"]
+__all__ = ["use_scale_path", "theorem_at_scale", "estimate", "DENSE_MAX_STATES", "DENSE_MAX_TOKENS"]
 
 DENSE_MAX_STATES = 1000
 DENSE_MAX_TOKENS = 1000
-MAX_BYTES = 12 * 2 ** 30
-"""Estimated peak memory above which a run is refused."""
 ADVERSARIAL, POOL = 200, 2000
-
-# seconds per unit, measured on this project's 2-core machine while shared with other work
-# (benchmarks/scale.py): set between the runs' CPU seconds and their wall-clock seconds under a
-# load average of about 6, so that the estimate is within 2x of either
-_KERNEL_RATE = 3.6e-9         # per sequence, position and (nnz(A) + 2 |H|)
-_BUILD_RATE = 1.2e-6          # building and checking the model: per nonzero of A and W
-_DENSE_RATE = 4e-10           # a dense A (GEMM kernel): per sequence, position and |H|^2
-_BLOCK_RATE = 1.5e-5          # Theorem 3.3, |H| <= |X|: blocks, ranks and the head over every column, per nnz(W)
-_SOLVE_RATE = 3.6e-8          # ... with a dense W (one block of every column): the exact head, per |H|^3
-                              # (1,100 states: 70 s, 1,500: 205 s, on an idle core)
-
 
 def use_scale_path(args) -> bool:
     """Whether a ``verify theorem 3.3|3.6`` request goes to this module."""
@@ -73,29 +59,12 @@ def _generated_nnz(hidden: int, vocab: int) -> tuple[int, int]:
 
 def estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: int, length: int, *,
              all_columns: bool = False, three_three: bool = False) -> dict:
-    """Estimated seconds and peak bytes of a run (decided from sizes alone); ``all_columns``:
-    Theorem 3.3 with ``|H| <= |X|``, whose rank proof and head cover every column of ``W``;
-    ``three_three``: Theorem 3.3 (else 3.6)."""
-    dense = nnz_A > scale_check.DENSE_KERNEL_DENSITY * hidden * hidden
-    kernel = (_DENSE_RATE * hidden * hidden if dense else _KERNEL_RATE * (nnz_A + 2 * hidden)) * sequences * length
-    exact = scale_check.EXACT_RATE * (scale_check.CROSS_CHECKS + 2) * length * (nnz_A + nnz_W / max(vocab, 1) + hidden)
-    before = 1.0 + _BUILD_RATE * (nnz_A + nnz_W)          # reading the model and its assumptions
-    if all_columns:
-        before += _BLOCK_RATE * nnz_W
-    after = kernel + exact + 2e-4 * POOL * length           # the witness and the sequences
-    if nnz_W > 0.25 * hidden * vocab and (all_columns or not three_three):
-        # a dense W is one block: the head's exact solve over W[:, H*] (every column for 3.3,
-        # at most min(|H|, |X|) for 3.6) is cubic in its columns; an upper bound for 3.6
-        solve = _SOLVE_RATE * min(hidden, vocab) ** 3
-        after += solve
-    else:
-        solve = 0.0
-    seconds = before + after
-    model_bytes = 64 * (nnz_A + nnz_W) + 400 * hidden + (16 * hidden * hidden if dense else 0)
-    batch_bytes = 8 * BATCH * hidden * 8 + 8 * (sequences + POOL) * length * 2
-    exact_bytes = 120 * nnz_W + 200 * hidden        # Python integers of W^T b and rows
-    return {"seconds": round(seconds, 1), "assumption_seconds": round(before, 1), "solve_seconds": round(solve, 1),
-            "bytes": int(model_bytes + batch_bytes + exact_bytes + 300 * 2 ** 20)}
+    """The cost model's estimate of a run of this path (:func:`~headprompt.verify.runtime.cost.large_estimate`,
+    decided from sizes alone), with this path's kernel choice, exact passes, pool and batch."""
+    return large_estimate(hidden, vocab, nnz_A, nnz_W, sequences, length,
+                          dense_kernel=nnz_A > scale_check.DENSE_KERNEL_DENSITY * hidden * hidden,
+                          exact_passes=scale_check.CROSS_CHECKS + 2, pool=POOL, batch=BATCH,
+                          all_columns=all_columns, three_three=three_three)
 
 
 DEFER_SECONDS = 60.0
@@ -123,9 +92,9 @@ def _refuse_if_too_big(est: dict, what: str, *, key: str = "seconds") -> None:
                   else "use fewer --samples or a shorter --length")
         raise LimitError(f"{what} would take about {est[key] / 60:.0f} minutes (estimate); the limit is "
                          f"{MAX_SECONDS // 60} minutes ({advice})")
-    if est["bytes"] > MAX_BYTES:
+    if est["bytes"] > MAX_LARGE_BYTES:
         raise LimitError(f"{what} would need about {est['bytes'] / 2 ** 30:.1f} GiB (estimate); the limit is "
-                         f"{MAX_BYTES // 2 ** 30} GiB (use fewer --samples, or a sparser model)")
+                         f"{MAX_LARGE_BYTES // 2 ** 30} GiB (use fewer --samples, or a sparser model)")
 
 
 MAX_COMMON_DENOMINATOR_BITS = 4096

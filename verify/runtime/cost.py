@@ -13,7 +13,12 @@ What it predicts, from which shapes, in which units:
   seconds of a whole ``verify theorem`` run, fixed work included;
 - :func:`message_bits` ``(model, length)``: bits of the largest integer of an exact backward
   message after ``length`` steps (measured on a prefix of the model, extrapolated);
-- :func:`exact_bytes` ``(sequences, length, states, bits)``: bytes of the exact messages held.
+- :func:`exact_bytes` ``(sequences, length, states, bits)``: bytes of the exact messages held;
+- the large-model path (Theorems 3.3 and 3.6 above 1,000 states or tokens, a sparse ``A``):
+  :func:`large_estimate` ``(hidden, vocab, nnz_A, nnz_W, sequences, length, ...)``, the seconds
+  (whole run, and the model with its assumptions alone) and peak bytes of a run, and
+  :func:`large_exact_seconds` ``(sequences, length, nnz_A, states)``, the seconds of exact
+  backward passes over a sparse ``A``.
 
 Seconds are wall-clock on the reference machine the rates were calibrated on (2 idle cores,
 2026-11-25; ``benchmarks/estimates.py`` compares estimate and measurement); bytes are bytes
@@ -26,7 +31,9 @@ sizes, the estimate, the limit and the way forward):
   certified when that is the faster proof; :data:`AUTO_EXACT_SECONDS`,
   :data:`AUTO_CERTIFIED_MAX_LENGTH`), or a refusal past :data:`MAX_SECONDS`,
   :data:`MAX_TOKENS`, :data:`MAX_FLOAT_ENTRIES` or :data:`MAX_EXACT_BYTES`;
-- :func:`check_fallback`: the refusal of an exact fallback batch past the same limits.
+- :func:`check_fallback`: the refusal of an exact fallback batch past the same limits (the
+  large-model path refuses past :data:`MAX_SECONDS` and :data:`MAX_LARGE_BYTES` from
+  :func:`large_estimate`).
 
 Nothing here imports the rest of ``verify`` (the floor below the checks; docs/architecture.md).
 """
@@ -35,7 +42,8 @@ from __future__ import annotations
 
 __all__ = ["exact_seconds", "float_seconds", "work_estimates", "message_bits", "exact_bytes", "check_work",
            "check_fallback", "MAX_SECONDS", "MAX_TOKENS", "MAX_FLOAT_ENTRIES", "MAX_EXACT_BYTES",
-           "AUTO_EXACT_SECONDS", "AUTO_CERTIFIED_MAX_LENGTH"]
+           "AUTO_EXACT_SECONDS", "AUTO_CERTIFIED_MAX_LENGTH", "large_estimate", "large_exact_seconds",
+           "MAX_LARGE_BYTES"]
 
 # ---------------------------------------------------------------- work limits (SPEC section 2)
 
@@ -268,3 +276,62 @@ def check_work(args, model) -> tuple[str, str | None]:
                                  + ")")
     _check_seconds(exact_total if mode == "exact" else float_total)
     return mode, note
+
+
+# ---------------------------------------------------------------- the large-model path
+
+MAX_LARGE_BYTES = 12 * 2 ** 30
+"""Estimated peak memory above which a large-model run is refused."""
+
+# seconds per unit, measured on this project's 2-core machine while shared with other work
+# (benchmarks/scale.py): set between the runs' CPU seconds and their wall-clock seconds under a
+# load average of about 6, so that the estimate is within 2x of either
+_KERNEL_RATE = 3.6e-9         # per sequence, position and (nnz(A) + 2 |H|)
+_BUILD_RATE = 1.2e-6          # building and checking the model: per nonzero of A and W
+_DENSE_RATE = 4e-10           # a dense A (GEMM kernel): per sequence, position and |H|^2
+_BLOCK_RATE = 1.5e-5          # Theorem 3.3, |H| <= |X|: blocks, ranks and the head over every column, per nnz(W)
+_SOLVE_RATE = 3.6e-8          # ... with a dense W (one block of every column): the exact head, per |H|^3
+                              # (1,100 states: 70 s, 1,500: 205 s, on an idle core)
+_LARGE_EXACT_RATE = 2.4e-7    # one exact backward pass over a sparse A: per position and nnz(A) + |H|
+
+
+def large_exact_seconds(sequences: int, length: int, nnz_A: int, states: int) -> float:
+    """Seconds of exact (integer) backward passes over a sparse ``A`` with ``nnz_A`` nonzeros and
+    ``states`` states, for ``sequences`` sequences of ``length`` tokens: the large path's exact
+    fallback (sequences the certified bound cannot decide)."""
+    return _LARGE_EXACT_RATE * sequences * length * (nnz_A + states)
+
+
+def large_estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: int, length: int, *,
+                   dense_kernel: bool, exact_passes: int, pool: int, batch: int, all_columns: bool = False,
+                   three_three: bool = False) -> dict:
+    """Estimated cost of a large-model run, decided from sizes alone: ``hidden`` states,
+    ``vocab`` tokens, ``nnz_A`` and ``nnz_W`` nonzeros, ``sequences`` checked sequences of
+    ``length`` tokens; ``dense_kernel``: ``A`` is multiplied as a dense matrix (one GEMM per
+    step); ``exact_passes``: exact backward passes per position (cross-checks and the witness);
+    ``pool``: the sequences sampled to choose adversarial ones; ``batch``: rows of a float batch;
+    ``all_columns``: Theorem 3.3 with ``|H| <= |X|``, whose rank proof and head cover every
+    column of ``W``; ``three_three``: Theorem 3.3 (else 3.6).
+
+    Returns ``{"seconds", "assumption_seconds", "solve_seconds", "bytes"}``: the whole run, the
+    model with its assumptions alone, the exact head's solve over a dense ``W`` (included in
+    ``seconds``), and the peak bytes."""
+    kernel = (_DENSE_RATE * hidden * hidden if dense_kernel else _KERNEL_RATE * (nnz_A + 2 * hidden)) * sequences * length
+    exact = _LARGE_EXACT_RATE * exact_passes * length * (nnz_A + nnz_W / max(vocab, 1) + hidden)
+    before = 1.0 + _BUILD_RATE * (nnz_A + nnz_W)          # reading the model and its assumptions
+    if all_columns:
+        before += _BLOCK_RATE * nnz_W
+    after = kernel + exact + 2e-4 * pool * length           # the witness and the sequences
+    if nnz_W > 0.25 * hidden * vocab and (all_columns or not three_three):
+        # a dense W is one block: the head's exact solve over W[:, H*] (every column for 3.3,
+        # at most min(|H|, |X|) for 3.6) is cubic in its columns; an upper bound for 3.6
+        solve = _SOLVE_RATE * min(hidden, vocab) ** 3
+        after += solve
+    else:
+        solve = 0.0
+    seconds = before + after
+    model_bytes = 64 * (nnz_A + nnz_W) + 400 * hidden + (16 * hidden * hidden if dense_kernel else 0)
+    batch_bytes = 8 * batch * hidden * 8 + 8 * (sequences + pool) * length * 2
+    exact_bytes = 120 * nnz_W + 200 * hidden        # Python integers of W^T b and rows
+    return {"seconds": round(seconds, 1), "assumption_seconds": round(before, 1), "solve_seconds": round(solve, 1),
+            "bytes": int(model_bytes + batch_bytes + exact_bytes + 300 * 2 ** 20)}

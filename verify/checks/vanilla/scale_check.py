@@ -15,14 +15,12 @@ from ....models.hmm.task import label, labels
 from ....models.inference import bounds as ib
 from ....models.inference import floats as iff
 from ....models.inference.sparse import BATCH, exact_backward0
-from ...runtime.cost import MAX_SECONDS
+from ...runtime.cost import MAX_SECONDS, large_exact_seconds
 
-__all__ = ["check_sequences_large", "check_on_ray", "cross_check", "DENSE_KERNEL_DENSITY", "CROSS_CHECKS",
-           "EXACT_RATE"]
+__all__ = ["check_sequences_large", "check_on_ray", "cross_check", "DENSE_KERNEL_DENSITY", "CROSS_CHECKS"]
 
 DENSE_KERNEL_DENSITY = 0.05   # above this share of nonzeros, A runs through the dense GEMM kernel
 CROSS_CHECKS = 3
-EXACT_RATE = 2.4e-7          # seconds per position and nnz(A) + |H| of one exact backward pass
 
 
 def _exact_decide(model, rows, lam, seq):
@@ -105,7 +103,7 @@ def check_sequences_large(model: LargeHMM, rows, lam, tokens: np.ndarray, certif
             progress(idx.shape[1])
     redo = np.flatnonzero(cols["fallback"])
     if redo.size:
-        est = EXACT_RATE * redo.size * t * (model.A.nnz + model.num_states)
+        est = large_exact_seconds(redo.size, t, model.A.nnz, model.num_states)
         if est > MAX_SECONDS:
             raise LimitError(f"{redo.size} sequences could not be decided by the certified bound and redoing them "
                              f"exactly would take about {est / 60:.0f} minutes; use fewer --samples")
