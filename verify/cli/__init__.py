@@ -1,8 +1,9 @@
-"""The ``verify`` command: argparse only. :mod:`.main` holds the entry point and the one guard
-that maps exceptions to exit codes; each subcommand is one module here (beside :mod:`.options`, the shared argparse options, and
-:mod:`.sequence_text`, the reading of ``--seq``) (``theorem``,
-``assumptions``, ``counterexample``, ``posterior``, ``experiment``, ``symbolic``, ``explore``)
-exposing ``add_parser(subparsers)`` and ``run(args) -> int``, and no subcommand imports another."""
+"""The ``verify`` command, the top floor of ``verify`` (docs/architecture.md): argparse and exit
+codes. :mod:`.main` holds the entry point and the one guard that maps exceptions to exit codes;
+each subcommand is one module here (``theorem``, ``assumptions``, ``counterexample``,
+``posterior``, ``experiment``, ``symbolic``, ``explore``, ``separate``, ``statements``) exposing
+``add_parser(subparsers)`` and ``run(args) -> int``, and no subcommand imports another; they
+share :mod:`.options` (argparse options and types) and :mod:`.sequence_text` (reading ``--seq``)."""
 
 from .main import main
 
