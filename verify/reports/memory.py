@@ -178,6 +178,9 @@ def _assumption_counterexample(model: MemoryHMM, tid: str, failed: dict) -> dict
         out["construction"] = construction_evidence(model, tid)
     except ConstructionError as exc:
         out["construction"] = {"what": f"the construction cannot be carried out: {exc}", "disagreement": None}
+    if out["kind"] == "construction-breaks" and out["construction"].get("disagreement") is None \
+            and out["construction"].get("checked"):
+        out["kind"] = "construction-undefined"      # nothing the recipe applied anyway gets wrong
     return out
 
 
@@ -316,7 +319,7 @@ def counterexample(args) -> dict:
 
 def render(result: dict) -> None:
     """A readable report of a memory-theorem result dict."""
-    from .render import console, evidence_name, print_header, print_labels
+    from .render import console, evidence_heading, evidence_name, print_header, print_labels
 
     out = console()
     print_header(out, result)
@@ -344,7 +347,7 @@ def render(result: dict) -> None:
     print_labels(out, result)
     ce = result.get("counterexample")
     if ce:
-        out.print(f"[bold]counterexample[/bold]: {evidence_name(ce['kind'])}")
+        out.print(f"[bold]{evidence_heading(ce['kind'])}[/bold]: {evidence_name(ce['kind'])}")
         if ce["kind"] == "disagreement":
             out.print(f"  sequence {ce['sequence']}: F*(x) = {ce['expected']} but F(x) = {ce['got']} "
                       f"(attended {ce['attended']}, Z = {ce['Z']})")

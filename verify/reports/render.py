@@ -8,11 +8,21 @@ from typing import Any
 from fractions import Fraction
 
 __all__ = ["emit_json", "console", "print_header", "print_labels", "progress_bar", "Progress", "phase",
-           "lengths_checked", "lengths_text", "evidence_name"]
+           "lengths_checked", "lengths_text", "evidence_name", "evidence_heading", "NOT_COUNTEREXAMPLES"]
 
 EVIDENCE_NAMES = {"no-linear-head": "Motzkin certificate (no linear head)",
                   "no-prompt-and-head": "Motzkin certificates (no prompt and head)"}
 """People's names of the JSON ``kind`` values of evidence (the JSON keeps its words: a contract)."""
+
+
+NOT_COUNTEREXAMPLES = frozenset({"none-found", "construction-survives", "construction-undefined"})
+"""Evidence kinds that show no failure of the conclusion: human output heads them "evidence",
+never "counterexample" (a construction that agrees on every checked sequence refutes nothing)."""
+
+
+def evidence_heading(kind: str) -> str:
+    """The heading human output gives evidence of JSON kind ``kind``."""
+    return "evidence (no counterexample)" if kind in NOT_COUNTEREXAMPLES else "counterexample"
 
 
 def evidence_name(kind: str) -> str:

@@ -198,7 +198,7 @@ def _cross_check(hmm, tid, witness, sequences, mode, res) -> None:
 
 def render(result: dict) -> None:
     """A readable report of a theorem result dict."""
-    from .render import console, evidence_name, print_header, print_labels
+    from .render import console, evidence_heading, evidence_name, print_header, print_labels
 
     out = console()
     print_header(out, result)
@@ -240,7 +240,7 @@ def render(result: dict) -> None:
                       f"{t['sequences']} sequences (change bound inside both margins)")
     ce = result.get("counterexample")
     if ce:
-        out.print(f"[bold]counterexample[/bold]: {evidence_name(ce['kind'])}")
+        out.print(f"[bold]{evidence_heading(ce['kind'])}[/bold]: {evidence_name(ce['kind'])}")
         if ce["kind"] == "disagreement":
             out.print(f"  sequence {ce['sequence']}: F*(x) = {ce['expected']} but F(x) = {ce['got']}")
             if "exact_check" in ce:

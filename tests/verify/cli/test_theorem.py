@@ -146,7 +146,7 @@ def test_bad_witness_files(capsys, tmp_path):
 
 @pytest.mark.parametrize("A, pi0, kind", [
     ([[0, 1], [1, 0]], [0.5, 0.5], "construction-survives"),     # periodic: D still defined
-    ([[0.5, 0.5], [0.5, 0.5]], [1, 0], "construction-breaks"),    # P[H_0][1] = 0: D undefined
+    ([[0.5, 0.5], [0.5, 0.5]], [1, 0], "construction-undefined"),    # P[H_0][1] = 0: D undefined
 ])
 def test_assumption_32_failures_in_theorem_33(capsys, tmp_path, A, pi0, kind):
     inst = tmp_path / "h.json"
@@ -157,3 +157,37 @@ def test_assumption_32_failures_in_theorem_33(capsys, tmp_path, A, pi0, kind):
         assert res["sequences"]["agree"] == res["sequences"]["checked"] > 0
     else:
         assert "P[H_0][1] = 0" in res["counterexample"]["what"] and res["witness"] is None
+
+
+def test_an_undefined_construction_that_agrees_everywhere_is_no_counterexample(capsys, tmp_path):
+    """P[H_0][1] = 0 makes D undefined, but the recipe applied anyway agrees with F* on every
+    short sequence: the evidence is named construction-undefined and human output never heads
+    it "counterexample" (issue 35: a counterexample that agrees everywhere)."""
+    inst = tmp_path / "h.json"
+    inst.write_text(json.dumps({"kind": "hmm", "A": [[0.5, 0.5], [0.5, 0.5]], "W": [[0.7, 0.2], [0.3, 0.8]],
+                                "pi0": [1, 0], "mu": [1, -2]}))
+    code, res, _ = run_json(capsys, ["theorem", "3.3", "--hmm", str(inst), "--samples", "100"])
+    ce = res["counterexample"]
+    assert code == 3 and ce["kind"] == "construction-undefined" and ce["construction"]["disagreement"] is None
+    assert ce["construction"]["agree"] == ce["construction"]["checked"] > 0
+    assert main(["theorem", "3.3", "--hmm", str(inst), "--samples", "100"]) == 3
+    text = capsys.readouterr().out
+    assert "counterexample:" not in text and "evidence (no counterexample): construction-undefined" in text
+
+
+def test_a_construction_that_disagrees_is_a_counterexample_checked_by_path_sums(capsys, tmp_path):
+    """State 0 is never entered (3.2 fails, D singular) and the recipe applied anyway gets a
+    sequence wrong: construction-breaks, and the disagreement holds by brute-force path sums."""
+    A = [[0, 0, 0], [1, "1/2", "1/2"], [0, "1/2", "1/2"]]
+    W = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    inst = tmp_path / "h.json"
+    inst.write_text(json.dumps({"kind": "hmm", "A": A, "W": W, "pi0": ["1/3"] * 3, "mu": [1, -1, 0]}))
+    code, res, _ = run_json(capsys, ["theorem", "3.3", "--hmm", str(inst), "--samples", "100"])
+    ce = res["counterexample"]
+    assert code == 3 and ce["kind"] == "construction-breaks"
+    d = ce["construction"]["disagreement"]
+    hmm = load_instance(inst)
+    post = oracle.path_posterior(hmm, tuple(d["sequence"]))
+    assert d["expected"] == int(sum(Fraction(m) * p for m, p in zip([1, -1, 0], post)) >= 0) != d["got"]
+    assert main(["theorem", "3.3", "--hmm", str(inst), "--samples", "100"]) == 3
+    assert "counterexample: construction-breaks" in capsys.readouterr().out
