@@ -27,6 +27,7 @@ from ..runtime.cost import check_work
 from .instances import instance_witness_note, load_task_instance, resolve_witness
 from .verdicts import label_counts, settle_verdict
 from .rationalized import rationalized_source
+from .conversion import judge_conversion
 from ..checks.multiclass import multiclass_mode
 
 __all__ = ["theorem", "render", "counterexample", "generate_instance", "read_witness", "zero_task_witness",
@@ -216,11 +217,13 @@ def theorem(args) -> dict:
     if is_multiclass(model.mu):
         mode, mode_note = multiclass_mode(args, model, mode, mode_note)
     results = masm.check_all(model, tid)
+    converted = judge_conversion(args, tid, model, results, rerun=theorem)
     failed = {k: v for k, v in results.items() if not v["holds"]}
     report = {"theorem": tid, "verdict": None, "mode": mode, **({"mode_note": mode_note} if mode_note else {}),
               "certified": mode != "float",
               "instance": instance, "assumptions": results, "witness": None, "identity": None,
-              "sequences": None, "labels": None, "vacuous": None, "counterexample": None}
+              "sequences": None, "labels": None, "vacuous": None, "counterexample": None,
+              **({"conversion": converted} if converted is not None else {})}
     nondeg = results.get("4.2") or results.get("4.5") or results.get("C.5")
     H_star = nondeg.get("H_star") if nondeg and nondeg["holds"] else None
     witness, construction_error = None, None

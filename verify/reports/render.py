@@ -81,7 +81,9 @@ def print_header(out, result: dict[str, Any]) -> None:
     if result.get("certified") is False or result.get("mode") == "float":
         out.print("[bold red]UNCERTIFIED[/bold red] (--mode float): the verdict and counts below come from "
                   "float64 arithmetic and prove nothing; rerun with --mode exact or certified for a proof")
-    out.print(f"[bold]Theorem {result['theorem']}[/bold]  verdict: [{colour}]{verdict}[/{colour}]  "
+    conv = result.get("conversion") or {}
+    decided = " [bold yellow](decided by the conversion, not the source model)[/bold yellow]" if conv.get("decided") else ""
+    out.print(f"[bold]Theorem {result['theorem']}[/bold]  verdict: [{colour}]{verdict}[/{colour}]{decided}  "
               f"(mode: {result['mode']})")
     if result.get("mode_note"):
         out.print(f"  mode {result['mode_note']}")
@@ -97,6 +99,19 @@ def print_header(out, result: dict[str, Any]) -> None:
                   f"to 0, the rest " + (f"rounded to denominator {r['max_denominator']}" if r.get("max_denominator") is not None
                                        else "kept at their exact binary values") + "; largest entry change "
                   f"{r['max_entry_change']['approx']:.3g}; the verdict is about this exact model")
+    if conv:
+        record = conv["record"]
+        start = record.get("start") or {}
+        out.print(f"  converted from {record['source']} ({record['dtype']})"
+                  + (f"; pi0 read as start={start['used']!r}" + (f" (asked {start['requested']!r})"
+                     if start.get("requested") not in (None, start["used"]) else "") if start else ""))
+        for r in conv["readings"]:
+            under = ("every assumption holds" if not r["failed"] else "fails " + ", ".join(r["failed"]))
+            if r.get("verdict"):
+                under += f"; verdict {r['verdict']}"
+            out.print(f"  under {r['reading']}: {under}")
+        if conv.get("note"):
+            out.print(f"  [yellow]{conv['note']}[/yellow]")
     table = Table(title="assumptions")
     for col in ("assumption", "holds", "why"):
         table.add_column(col)

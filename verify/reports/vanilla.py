@@ -21,6 +21,7 @@ from ..runtime.cost import check_work
 from .instances import instance_witness_note, load_task_instance, resolve_witness, save_checked_instance
 from .verdicts import label_counts, settle_verdict
 from .rationalized import rationalized_source
+from .conversion import judge_conversion
 from ..checks.multiclass import multiclass_mode
 from ..checks.registry import check_assumptions
 from ..evidence.robustness import robustness_block
@@ -109,11 +110,13 @@ def theorem(args) -> dict:
         mode, mode_note = multiclass_mode(args, hmm, mode, mode_note)
     results = check_assumptions(hmm, tid)
     sets = results.get("3.5", {}).pop("_sets", None)
+    converted = judge_conversion(args, tid, hmm, results, rerun=theorem)
     failed = {k: v for k, v in results.items() if not v["holds"]}
     report = {"theorem": tid, "verdict": None, "mode": mode, **({"mode_note": mode_note} if mode_note else {}),
               "certified": mode != "float",
               "instance": instance, "assumptions": results, "witness": None, "identity": None,
-              "sequences": None, "labels": None, "vacuous": None, "counterexample": None}
+              "sequences": None, "labels": None, "vacuous": None, "counterexample": None,
+              **({"conversion": converted} if converted is not None else {})}
     witness, construction_error = None, None
     if args.witness is not None:
         witness = read_witness(args.witness, tid, hmm)
