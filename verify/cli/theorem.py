@@ -68,6 +68,11 @@ def run(args) -> int:
         report = run_theorem(request)
     # the --hmm file's own witness, not checked; a witness that did not fit the --out file
     notes = [n for n in (report.details.get("instance_witness_note"), report.details.get("save_note")) if n]
+    if args.out:
+        notes.append(f"wrote the checked instance to {args.out} (replay: verify theorem {request.id} --hmm {args.out})")
+    if args.certificate:
+        notes.append(f"wrote the certificate to {args.certificate} (check: python -m headprompt.certcheck "
+                     f"{args.certificate})")
     if args.json:
         emit_json(report.data)
         for note in notes:                        # the JSON schema has no notes field: stderr

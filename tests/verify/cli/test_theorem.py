@@ -191,3 +191,17 @@ def test_a_construction_that_disagrees_is_a_counterexample_checked_by_path_sums(
     assert d["expected"] == int(sum(Fraction(m) * p for m, p in zip([1, -1, 0], post)) >= 0) != d["got"]
     assert main(["theorem", "3.3", "--hmm", str(inst), "--samples", "100"]) == 3
     assert "counterexample: construction-breaks" in capsys.readouterr().out
+
+
+def test_out_and_certificate_say_what_they_wrote(capsys, tmp_path):
+    """``--out F`` and ``--certificate F`` name the file they wrote and how to use it (issue 35
+    item 7); with --json the line goes to stderr, so stdout stays one JSON object."""
+    out, cert = tmp_path / "inst.json", tmp_path / "cert.json"
+    assert main(["theorem", "3.6", "--hidden", "4", "--seed", "1", "--out", str(out), "--certificate", str(cert)]) == 0
+    text = capsys.readouterr().out
+    assert f"wrote the checked instance to {out} (replay: verify theorem 3.6 --hmm {out})" in text
+    assert f"wrote the certificate to {cert}" in text and out.exists() and cert.exists()
+    assert main(["theorem", "3.6", "--hidden", "4", "--seed", "1", "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["verdict"] == "verified" and f"wrote the checked instance to {out}" in captured.err
+    assert main(["theorem", "3.6", "--hmm", str(out)]) == 0          # the replay it names works
