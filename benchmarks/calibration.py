@@ -24,7 +24,15 @@ Null designs (setting ``s`` of ``k`` has noise scale ``1 + 3 s / (k - 1)`` unles
   zero-left    its mirror                        binomial     (Bin(500, p) - Bin(500, p)) / 500,
                p = level of the setting + N(0, 0.05) per trial (ties, two equal methods)
   cancel       normal with setting means +1, -1, ... (0 for a last odd one): they cancel
+  rare-failure-q  "the prompt occasionally fails badly": -1 with probability q (q = 0.1, 0.2, 0.33),
+               else +q / (1 - q), plus N(0, 0.1) noise: mean 0, most trials a small win, a rare large
+               loss (issue 36); reported in its own section, since no test of the trials' mean holds
+               its level here when a table is likely to hold no failure at all
   unbalanced-* settings of n, n/2, n, n/3, ... trials (at least 2), normal-het, exp-right and zero-right
+Every rate is stated per direction: "supported" (a false claim that the prompt wins, the error
+a reader of a positive verdict risks) and "contradicted" separately, each against the one-sided
+2.5%; the column ``rule p<.02`` gives the false-"supported" rate of the same rule at p < 0.02
+(a stricter variant) and the power section gives its price in power.
 Adversarial designs (reported apart, each with the excess it forces on any test):
   exp-dominant setting 0: (Exp(1) - 1) x 10 with 5 trials, settings 1..k-1: N(0, 1) with n trials
                (one small skewed setting carries most of the variance; added by the issue-26 audit)
@@ -61,6 +69,8 @@ ALPHA = 0.05
 KS = (1, 2, 4, 7)
 NS = (2, 3, 5, 10, 20)
 NULLS = ("normal", "normal-het", "t3", "exp-right", "exp-left", "zero-right", "zero-left", "binomial", "cancel")
+RARE_FAILURE = ("rare-failure-0.1", "rare-failure-0.2", "rare-failure-0.33")
+STRICT = 0.02      # the stricter variant's threshold
 UNBALANCED = ("normal-het", "exp-right", "zero-right")
 ADVERSARIAL = ("exp-dominant", "chi2-right", "three-point")   # reported apart (module docstring)
 
@@ -98,6 +108,10 @@ def draw(dist: str, sizes: list[int], reps: int, rng: np.random.Generator) -> np
             x, scale = (rng.binomial(500, p) - rng.binomial(500, p)) / 500, 1.0
         elif dist == "exp-dominant":
             x, scale = (rng.exponential(1, shape) - 1 if s == 0 else rng.normal(0, 1, shape)), (10.0 if s == 0 else 1.0)
+        elif dist.startswith("rare-failure-"):
+            q = float(dist.rsplit("-", 1)[1])
+            x = np.where(rng.random(shape) < q, -1.0, q / (1 - q)) + rng.normal(0, 0.1, shape)
+            scale = 1.0
         elif dist == "cancel":
             mean = 0.0 if (k % 2 == 1 and s == k - 1) else (1.0 if s % 2 == 0 else -1.0)
             x, scale = rng.normal(mean, 1, shape), 1.0
@@ -134,7 +148,7 @@ def t_pvalue(r: dict) -> np.ndarray:
 
 def rates(d: np.ndarray, sizes: list[int], chunk: int = 500) -> dict:
     """Rejection counts of the rule and of the plain t and sign-flip tests (per direction)."""
-    out = {m: [0, 0] for m in ("rule", "t", "flip", "hall", "skew")}
+    out = {m: [0, 0] for m in ("rule", "t", "flip", "hall", "skew", "strict")}
     for i in range(0, len(d), chunk):
         r = rule_pvalues(d[i:i + chunk], sizes)
         pos = r["estimate"] > 0
@@ -144,6 +158,9 @@ def rates(d: np.ndarray, sizes: list[int], chunk: int = 500) -> dict:
             rej = np.nan_to_num(p, nan=1.0) < ALPHA
             out[m][0] += int((rej & pos).sum())
             out[m][1] += int((rej & ~pos).sum())
+        strict = np.nan_to_num(r["p"], nan=1.0) < STRICT
+        out["strict"][0] += int((strict & pos).sum())
+        out["strict"][1] += int((strict & ~pos).sum())
     return out
 
 
@@ -188,7 +205,8 @@ def main(argv=None) -> int:
     t0 = time.time()
     lines, rows = [], []
     head = (f"{'design':<22}{'k':>3}{'n':>4}   {'rule: supported':>15} {'contradicted':>13} {'total':>13}"
-            f"   {'t total':>13} {'flip total':>13} {'Hall total':>13} {'skew total':>13}")
+            f"   {'t total':>13} {'flip total':>13} {'Hall total':>13} {'skew total':>13}"
+            f"   {'rule p<.02: supp.':>17}")
 
     def emit(kind: str, dist: str, k: int, n: int, sizes: list[int], effect: float = 0.0) -> None:
         d = draw(dist, sizes, reps, rng)
@@ -202,7 +220,8 @@ def main(argv=None) -> int:
         line = (f"{dist + (f' +{effect:g}' if effect else ''):<22}{k:>3}{n:>4}   {fmt_rate(c['rule'][0], reps):>15} "
                 f"{fmt_rate(c['rule'][1], reps):>13} {fmt_rate(total['rule'], reps):>13}   "
                 f"{fmt_rate(total['t'], reps):>13} {fmt_rate(total['flip'], reps):>13} "
-                f"{fmt_rate(total['hall'], reps):>13} {fmt_rate(total['skew'], reps):>13}")
+                f"{fmt_rate(total['hall'], reps):>13} {fmt_rate(total['skew'], reps):>13}"
+                f"   {fmt_rate(c['strict'][0], reps):>17}")
         lines.append(line)
         print(line, flush=True)
 
@@ -215,6 +234,11 @@ def main(argv=None) -> int:
         for k in ks:
             for n in ns:
                 emit("null", dist, k, n, [n] * k)
+    section("NULL designs, the prompt occasionally fails badly (rare-failure-q; module docstring): per direction")
+    for dist in (RARE_FAILURE if not args.quick else ("rare-failure-0.2",)):
+        for k in ks:
+            for n in ns:
+                emit("null-rare-failure", dist, k, n, [n] * k)
     section("NULL designs, unbalanced settings (sizes n, n/2, n, n/3, ...; at least 2)")
     for dist in (UNBALANCED if not args.quick else ("exp-right",)):
         for k in [k for k in ks if k > 1]:
@@ -238,7 +262,9 @@ def main(argv=None) -> int:
         tails = tail_mask(dist, sizes, d).sum(1)
         row = {"kind": "adversarial", "design": dist, "k": k, "n": n, "sizes": sizes, "reps": adv_reps,
                "rule_supported": int((rej & (est > 0)).sum()), "rule_contradicted": int((rej & ~(est > 0)).sum()),
-               "t_total": int(rej_t.sum()), "events": []}
+               "t_total": int(rej_t.sum()), "events": [],
+               "strict_supported": int(((np.concatenate(p_rule) < STRICT) & (est > 0)).sum()),
+               "strict_total": int((np.concatenate(p_rule) < STRICT).sum())}
         cells = []
         for j in (0, 1):
             e = tails <= j
@@ -278,7 +304,7 @@ def main(argv=None) -> int:
             for effect in (0.5, 1.0):
                 emit("power", dist, k, n, [n] * k, effect)
     seconds = time.time() - t0
-    nulls = [r for r in rows if r["kind"].startswith("null")]
+    nulls = [r for r in rows if r["kind"] in ("null", "null-unbalanced")]
     worst = max(nulls, key=lambda r: r["rule_supported"] + r["rule_contradicted"])
     wr = (worst["rule_supported"] + worst["rule_contradicted"]) / reps
     se = np.sqrt(wr * (1 - wr) / reps)
@@ -286,12 +312,31 @@ def main(argv=None) -> int:
     summary = (f"worst null design: {worst['design']} k={worst['k']} n={worst['n']} sizes={worst['sizes']}: "
                f"{100 * wr:.2f}% (MC SE {100 * se:.2f}%), {verdict} the 5% level + 2 SE; "
                f"{len(nulls)} null designs x {reps} tables; {seconds:.0f} s")
+    for kinds, label in ((("null", "null-unbalanced"), "null designs"), (("null-rare-failure",), "rare-failure designs"),
+                         (("power",), None)):
+        group = [r for r in rows if r["kind"] in kinds]
+        if not group or label is None:
+            continue
+        ws = max(group, key=lambda r: r["rule_supported"])
+        wc = max(group, key=lambda r: r["rule_contradicted"])
+        summary += (f"\none-sided, {label}: worst false 'supported' {100 * ws['rule_supported'] / ws['reps']:.2f}% "
+                    f"({ws['design']} k={ws['k']} n={ws['n']}; nominal 2.5%; at p < 0.02: "
+                    f"{100 * ws['strict_supported'] / ws['reps']:.2f}%), worst false 'contradicted' "
+                    f"{100 * wc['rule_contradicted'] / wc['reps']:.2f}% ({wc['design']} k={wc['k']} n={wc['n']})")
+    price = [r for r in rows if r["kind"] == "power"]
+    if price:
+        summary += "\nprice of p < 0.02 in power (rate of 'supported'): " + "; ".join(
+            f"{r['design']} k={r['k']} n={r['n']} +{r['effect']:g}: {100 * r['rule_supported'] / r['reps']:.0f}% -> "
+            f"{100 * r['strict_supported'] / r['reps']:.0f}%" for r in price)
     for name in sorted({r["design"] for r in rows if r["kind"] == "adversarial"}, key=ADVERSARIAL.index):
         rows_s = [r for r in rows if r["kind"] == "adversarial" and r["design"] == name]
         ws = max(rows_s, key=lambda r: r["rule_supported"] + r["rule_contradicted"])
         rs = (ws["rule_supported"] + ws["rule_contradicted"]) / adv_reps
         summary += (f"\nadversarial {name}: worst k={ws['k']} n={ws['n']} sizes={ws['sizes']}: {100 * rs:.2f}% "
-                    f"(MC SE {100 * np.sqrt(rs * (1 - rs) / adv_reps):.2f}%)")
+                    f"(MC SE {100 * np.sqrt(rs * (1 - rs) / adv_reps):.2f}%; false 'supported' "
+                    f"{100 * ws['rule_supported'] / adv_reps:.2f}%, 'contradicted' "
+                    f"{100 * ws['rule_contradicted'] / adv_reps:.2f}%; at p < 0.02 in total "
+                    f"{100 * ws['strict_total'] / adv_reps:.2f}%)")
         for ev in ws["events"]:
             if "rule_given" in ev:
                 summary += (f"\n  tables with at most {ev['at_most_tail_draws']} tail draws (P = {100 * ev['p_event']:.1f}%, "
