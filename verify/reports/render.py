@@ -264,7 +264,8 @@ def _seconds(s: float) -> str:
 
 class phase:  # noqa: N801 - used as ``with phase("label"):``
     """``with phase("generating the instance", quiet=...)``: one stderr line when a phase of a
-    long run ends (``label: 3.2 s``), so a run is never silent for long; nothing with
+    long run starts (``label ...``) and one when it ends (``label: done in 3 s``), so a run is
+    never silent for long; nothing with
     ``quiet`` (``--json`` keeps stderr for errors only when asked)."""
 
     def __init__(self, label: str, *, quiet: bool = False, stream=None) -> None:
@@ -277,6 +278,8 @@ class phase:  # noqa: N801 - used as ``with phase("label"):``
         import time
 
         self.start = time.monotonic()
+        if not self.quiet:
+            print(f"{self.label} ...", file=self.stream, flush=True)
         return self
 
     def __exit__(self, exc_type, *rest) -> None:

@@ -236,7 +236,7 @@ def _save(model: LargeHMM, path: str, tid: str, instance: dict, assumptions: dic
 def theorem_at_scale(args) -> dict:
     """The report of ``verify theorem 3.3|3.6`` on a large instance (module docstring); the
     fields are those of the dense path (SPEC section 4), plus ``"cost"`` (the estimate)."""
-    from .render import progress_bar
+    from .render import phase, progress_bar
     from .requests import DETAILS
 
     tid = args.id
@@ -248,7 +248,10 @@ def theorem_at_scale(args) -> dict:
                    three_three=tid == "3.3")
     what = f"--samples {samples} at --length {length} on {H} hidden states and {X} tokens"
     _refuse_if_too_big(est, what, key=refusal_stage(args, est))
-    model, instance, _ = _load(args)
+    quiet = not getattr(args, "progress", True)
+    with phase(("generating" if not (args.hmm or getattr(args, "model", None) is not None) else "reading")
+               + f" the {H}-state, {X}-token instance", quiet=quiet):
+        model, instance, _ = _load(args)
     from .instances import instance_witness_note
 
     file_witness_note = instance_witness_note(args, tid, model, large=DENSE_MAX_STATES)      # an .npz file's witness.* entries
@@ -256,10 +259,11 @@ def theorem_at_scale(args) -> dict:
         instance["how"] += f" (no instance can satisfy Assumption 3.1 with |H| = {H} > |X| = {X})"
     _refuse_wide_denominators(model)
     mode = args.mode or "certified"
-    if tid == "3.3":
-        results = {"3.1": check_31_large(model), "3.2": check_32_large(model)}
-    else:
-        results = {"3.2": check_32_large(model), "3.5": check_35_large(model, hint=model.info.get("B"))}
+    with phase(f"checking the assumptions of Theorem {tid}", quiet=quiet):
+        if tid == "3.3":
+            results = {"3.1": check_31_large(model), "3.2": check_32_large(model)}
+        else:
+            results = {"3.2": check_32_large(model), "3.5": check_35_large(model, hint=model.info.get("B"))}
     failed = {k: v for k, v in results.items() if not v["holds"]}
     report = {"theorem": tid, "verdict": None, "mode": mode, "certified": mode != "float",
               "mode_note": (f"{mode}: above {DENSE_MAX_STATES} states or tokens the model is checked through its "
@@ -296,7 +300,8 @@ def theorem_at_scale(args) -> dict:
                                 f"of {what}")
     if construction_error is None:
         coeff = {h: mu[h] * pi0[h] / pre[h] for h in states if mu[h] != 0}
-        b, groups = head_for(model, states, coeff)
+        with phase(f"building the head of Theorem {tid} (exact)", quiet=quiet):
+            b, groups = head_for(model, states, coeff)
         u = None if tid == "3.3" else [1 if h in set(B) else 0 for h in range(H)]
         report["witness"] = {**({"u": [str(v) for v in u]} if u is not None else {}), "b": [format_fraction(v) for v in b]}
         if tid == "3.6":
@@ -312,7 +317,8 @@ def theorem_at_scale(args) -> dict:
             + f"; hence b . {read} = {lam} * r_x * mu . P[H_0 | X = x], r_x > 0, for every x in supp(P[X])"
             if holds else "b^T W diag(pre) is not a positive multiple of mu^T diag(P[H_0]); agreement then rests on "
                           "the sequences checked alone")}
-        tokens, how = _sequences(model, samples, length, args.seed)
+        with phase("drawing the sequences to check", quiet=quiet):
+            tokens, how = _sequences(model, samples, length, args.seed)
         bar, tick = progress_bar(len(tokens), f"checking Theorem {tid}", quiet=not getattr(args, "progress", True))
         if getattr(args, "ray", None):
             res = check_on_ray(model, rows, lam, tokens, mode != "float", args.ray, progress=tick)
