@@ -39,7 +39,8 @@ from hypothesis.errors import InvalidArgument
 
 from . import families
 from ..hmm.values import HMM, MemoryHMM
-from .strategy_options import (MAX_SIZE, _MEMORY, _VANILLA, _check_bool, _check_int, _check_prob, _draw,
+from .label_tasks import class_task, short_sequences, task_posteriors, two_label_task
+from .strategy_options import (MAX_SIZE, _MEMORY, _VANILLA, _check_bool, _check_flag, _check_int, _check_prob, _draw,
                                _theorem_sets)
 
 __all__ = ["stochastic_columns", "hmms", "memory_hmms", "token_sequences", "theorem_instances",
@@ -107,8 +108,16 @@ def hmms(*, num_states: int | st.SearchStrategy | None = None,
          exact: bool | st.SearchStrategy = True, with_task: bool | st.SearchStrategy = False,
          max_weight: int | st.SearchStrategy = 6, theorem: str | None = None,
          satisfy: Iterable[str] | None = None, violate: str | None = None,
-         classes: int | st.SearchStrategy | None = None) -> st.SearchStrategy[HMM]:
+         classes: int | st.SearchStrategy | None = None,
+         allow_one_label: bool = False) -> st.SearchStrategy[HMM]:
     """Vanilla HMMs (SPEC section 1).
+
+    A drawn task is never vacuous by default: ``mu`` is chosen from the model's own posteriors
+    so that both labels (every class) occur among the sequences ``headprompt.check`` reads by
+    default (:mod:`.label_tasks`: planted on possible sequences of length 1 and 2), on the
+    support the family's assumptions read; default sizes are those where that is possible
+    (at least 2 states and 2 tokens). ``allow_one_label=True`` keeps the task as drawn
+    (integers in -3..3, or the family's own ``mu``), which may take one label everywhere.
 
     ``classes = k`` (2..8) gives a ``k``-row task (``F* = argmax_c mu_c . p``, ties to the
     largest class; implies ``with_task``): generic rows in -3..3; with a ``theorem``, row 0 is
@@ -116,7 +125,7 @@ def hmms(*, num_states: int | st.SearchStrategy | None = None,
     task (the union of the rows') and with it every assumption's status is unchanged.
 
     Generic (no ``theorem``): ``num_states`` defaults to 1..4 and ``num_tokens`` to 1..3;
-    ``with_task`` adds an integer task ``mu`` in -3..3 (ties possible).
+    ``with_task`` adds a task ``mu`` (integers in -3..3 with ``allow_one_label``).
 
     With ``theorem="3.3"`` or ``"3.6"``: every assumption in ``satisfy`` (default: all of the
     theorem's) holds and ``violate`` fails by construction; the instance has a task. Default
@@ -138,40 +147,95 @@ def hmms(*, num_states: int | st.SearchStrategy | None = None,
     _check_int("max_weight", max_weight, 1)
     if classes is not None:
         _check_int("classes", classes, 2, 8)
+    _check_flag("allow_one_label", allow_one_label)
+    plant = not allow_one_label
     holds = _theorem_sets(theorem, satisfy, violate, _VANILLA, "hmms")
     if holds is not None and isinstance(num_states, int) and isinstance(num_tokens, int):
         why = families.feasible_vanilla(num_states, num_tokens, holds)
         if why:
             raise InvalidArgument(f"hmms(theorem={theorem!r}, num_states={num_states}, "
                                   f"num_tokens={num_tokens}): {why}")
+    if plant:
+        for name, v in (("num_states", num_states), ("num_tokens", num_tokens)):
+            if isinstance(v, int) and v < 2:
+                raise InvalidArgument(f"hmms({name}={v}): no task has both labels with fewer than 2 "
+                                      f"{'hidden states' if name == 'num_states' else 'tokens'}; pass "
+                                      "allow_one_label=True for such one-label tasks")
     if holds is not None:
         base = _family_hmms(num_states, num_tokens, exact, max_weight, holds)
     else:
-        base = _generic_hmms(st.integers(1, 4) if num_states is None else num_states,
-                             st.integers(1, 3) if num_tokens is None else num_tokens,
+        lo = 2 if plant else 1
+        base = _generic_hmms(st.integers(lo, 4) if num_states is None else num_states,
+                             st.integers(lo, 3) if num_tokens is None else num_tokens,
                              sparsity, start_sparsity, exact, with_task if classes is None else True, max_weight)
-    return base if classes is None else _with_classes(base, classes, holds is not None)
+    if classes is not None:
+        return _with_classes(base, classes, holds is not None, plant)
+    return _planted(base, holds is not None) if plant else base
 
 
 @st.composite
-def _with_classes(draw, base, classes, keep_support: bool):
-    """``base``'s model with a ``k``-row task: row 0 is its ``mu``, rows ``1..k-1`` are integers
-    in -3..3 on ``supp(mu)`` (``keep_support``: a theorem family's assumptions read it) or on
-    every entry (states of an HMM, memory values of a memory HMM)."""
+def _with_classes(draw, base, classes, keep_support: bool, plant: bool = False, trigger=None):
+    """``base``'s model with a ``k``-row task on ``supp(mu)`` (``keep_support``: a theorem
+    family's assumptions read it) or on every entry (states of an HMM, memory values of a
+    memory HMM): with ``plant``, rows under which every class wins on some sequence the check
+    reads (:func:`~.label_tasks.class_task`) where the posteriors allow it; otherwise row 0 is
+    its ``mu`` and rows ``1..k-1`` are integers in -3..3."""
     model = draw(base)
     k = _draw(draw, classes, lambda v: _check_int("classes", v, 2, 8))
     mu = np.asarray(model.mu)
     size = len(mu)
     support = [h for h in range(size) if mu[h] != 0] if keep_support else list(range(size))
-    rows = [list(mu)]
-    for _ in range(k - 1):
-        rows.append([Fraction(draw(st.integers(-3, 3))) if h in support else Fraction(0) for h in range(size)])
+    rows = None
+    if plant:
+        signs = [draw(st.booleans()) for _ in support]
+        rows = class_task(_candidate_posteriors(model, trigger), support, size, k, signs=signs)
+    if rows is None:
+        rows = [list(mu)]
+        for _ in range(k - 1):
+            rows.append([Fraction(draw(st.integers(-3, 3))) if h in support else Fraction(0) for h in range(size)])
     M = np.array(rows, dtype=object)
     if not model.exact:
         M = M.astype(float)
     if isinstance(model, MemoryHMM):
         return replace(model, mu=M)
     return model.with_task(M)
+
+
+def _candidate_posteriors(model, trigger=None):
+    """The posteriors ``F*`` reads on the short sequences a default check reads (possible ones:
+    length 1 and 2; for a memory family with a trigger token, those starting with it, in ``R``)."""
+    return task_posteriors(model, short_sequences(model.num_tokens, first=trigger))
+
+
+@st.composite
+def _planted(draw, base, keep_support: bool, trigger=None):
+    """``base``'s model (or ``(model, trigger)`` pairs when ``trigger`` is ``"drawn"``) with a
+    task that has both labels on sequences a default check reads (:mod:`.label_tasks`), on
+    ``supp(mu)`` (``keep_support``: a family's assumptions read it) or, for a generic draw, on
+    its drawn support where possible, else on every entry. A model whose posteriors allow no
+    such task on those sequences (one state, one token, uninformative emissions) is not kept:
+    rare at the default sizes, which start at 2."""
+    drawn = draw(base)
+    model, trigger = drawn if trigger == "drawn" else (drawn, trigger)
+    if model.mu is None:
+        return model
+    mu = np.asarray(model.mu)
+    size = len(mu)
+    drawn_support = [h for h in range(size) if mu[h] != 0]
+    supports = [drawn_support] if keep_support else [drawn_support, list(range(size))]
+    posteriors = _candidate_posteriors(model, trigger)
+    signs = [draw(st.booleans()) for _ in range(size)]
+    start = draw(st.integers(0, 7))
+    found = None
+    for support in supports:          # a generic draw keeps its drawn support where it can
+        found = found or two_label_task(posteriors, support, size, signs=signs[:len(support)], start=start)
+    assume(found is not None)
+    new = np.array(found[0], dtype=object)
+    if not model.exact:
+        new = new.astype(float)
+    if isinstance(model, MemoryHMM):
+        return replace(model, mu=new)
+    return model.with_task(new)
 
 
 @st.composite
@@ -215,9 +279,16 @@ def memory_hmms(*, cells: int | st.SearchStrategy | None = None,
                 sparsity: float | st.SearchStrategy = 0.0, exact: bool | st.SearchStrategy = True,
                 product_prior: bool | st.SearchStrategy = st.booleans(),
                 max_weight: int | st.SearchStrategy = 6, theorem: str | None = None,
-                satisfy: Iterable[str] | None = None, violate: str | None = None
-                ) -> st.SearchStrategy[MemoryHMM]:
+                satisfy: Iterable[str] | None = None, violate: str | None = None,
+                allow_one_label: bool = False) -> st.SearchStrategy[MemoryHMM]:
     """Memory-augmented HMMs (SPEC section 1) with a task ``mu`` and a joint or product prior.
+
+    The task is never vacuous by default: ``mu`` is chosen from the model's own posteriors
+    ``P[M_j* | X = x]`` so that both labels occur among the sequences ``headprompt.check``
+    reads by default (for a theorem family, sequences that start with its trigger token, which
+    are in ``R``), on the support the family's assumptions read (:mod:`.label_tasks`); generic
+    default sizes start at 2 memory values and 2 tokens. ``allow_one_label=True`` keeps the
+    task as drawn.
 
     Generic (no ``theorem``): ``cells`` 1..2, ``memory_values`` 1..3, ``syntax_states`` 1..2,
     ``num_tokens`` 1..3 by default. With ``theorem="4.3"``, ``"4.6"`` or ``"C.6"``: the
@@ -235,15 +306,26 @@ def memory_hmms(*, cells: int | st.SearchStrategy | None = None,
     _check_bool("exact", exact)
     _check_bool("product_prior", product_prior)
     _check_int("max_weight", max_weight, 1)
+    _check_flag("allow_one_label", allow_one_label)
+    plant = not allow_one_label
+    if plant:
+        for name, v in (("memory_values", memory_values), ("num_tokens", num_tokens)):
+            if isinstance(v, int) and v < 2:
+                raise InvalidArgument(f"memory_hmms({name}={v}): no task has both labels with fewer than 2 "
+                                      f"{'memory values' if name == 'memory_values' else 'tokens'}; pass "
+                                      "allow_one_label=True for such one-label tasks")
     holds = _theorem_sets(theorem, satisfy, violate, _MEMORY, "memory_hmms")
     if holds is not None:
         if theorem == "4.6" and isinstance(cells, int) and cells != 1:
             raise InvalidArgument(f"memory_hmms(theorem='4.6', cells={cells}): Theorem 4.6 is about one memory cell")
-        return _family_memory(theorem, cells, memory_values, syntax_states, num_tokens, exact,
-                              product_prior, max_weight, holds)
+        family = _family_memory(theorem, cells, memory_values, syntax_states, num_tokens, exact,
+                                product_prior, max_weight, holds, with_trigger=plant)
+        return _planted(family, True, trigger="drawn") if plant else family
+    lo = 2 if plant else 1
     d = lambda v, lo, hi: st.integers(lo, hi) if v is None else v           # noqa: E731
-    return _generic_memory(d(cells, 1, 2), d(memory_values, 1, 3), d(syntax_states, 1, 2),
-                           d(num_tokens, 1, 3), sparsity, exact, product_prior, max_weight)
+    base = _generic_memory(d(cells, 1, 2), d(memory_values, lo, 3), d(syntax_states, 1, 2),
+                           d(num_tokens, lo, 3), sparsity, exact, product_prior, max_weight)
+    return _planted(base, False) if plant else base
 
 
 @st.composite
@@ -271,7 +353,8 @@ def _generic_memory(draw, cells, memory_values, syntax_states, num_tokens, spars
 
 @st.composite
 def _family_memory(draw, theorem, cells, memory_values, syntax_states, num_tokens, exact, product_prior,
-                   max_weight, holds):
+                   max_weight, holds, with_trigger: bool = False):
+    """A memory family's model (``(model, its trigger token or None)`` with ``with_trigger``)."""
     chk = lambda name: (lambda v: _check_int(name, v, 1, MAX_SIZE))          # noqa: E731
     names = families.THEOREM_ASSUMPTIONS[theorem]
     breaks_nondeg = holds.get(names[1]) is False
@@ -289,9 +372,9 @@ def _family_memory(draw, theorem, cells, memory_values, syntax_states, num_token
     ex = _draw(draw, exact, lambda v: _check_bool("exact", v))
     w = _draw(draw, max_weight, lambda v: _check_int("max_weight", v, 1))
     pp = _draw(draw, product_prior, lambda v: _check_bool("product_prior", v))
-    model, _ = families.memory_family(_DrawChooser(draw), theorem, cells=N, memory_values=M, syntax_states=S,
-                                      num_tokens=X, holds=holds, max_weight=w, exact=ex, product_prior=pp)
-    return model
+    model, info = families.memory_family(_DrawChooser(draw), theorem, cells=N, memory_values=M, syntax_states=S,
+                                         num_tokens=X, holds=holds, max_weight=w, exact=ex, product_prior=pp)
+    return (model, info.get("trigger")) if with_trigger else model
 
 
 def theorem_instances(theorem: str, *, violate: str | None = None, max_hidden: int = 4,
@@ -367,5 +450,5 @@ def token_sequences(num_tokens: int | st.SearchStrategy, *, min_length: int | st
     return sequences()
 
 
-st.register_type_strategy(HMM, hmms(with_task=True))
+st.register_type_strategy(HMM, hmms(with_task=True))        # both labels planted (the defaults)
 st.register_type_strategy(MemoryHMM, memory_hmms())

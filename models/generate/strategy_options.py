@@ -45,6 +45,11 @@ def _check_bool(name: str, value: Any) -> None:
         raise InvalidArgument(f"{name}={value!r}: expected True, False or a strategy of booleans")
 
 
+def _check_flag(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise InvalidArgument(f"{name}={value!r}: expected True or False")
+
+
 def _draw(draw, value: Any, check=None) -> Any:
     """A drawn value (for a strategy option) or the value itself, checked again once drawn."""
     if _is_strategy(value):

@@ -70,14 +70,15 @@ def test_drawn_option_values_are_checked_too():
 def test_every_option_accepts_a_value_or_a_strategy(data):
     hmm = data.draw(hmms(num_states=st.integers(1, 3), num_tokens=st.just(2), max_weight=st.integers(1, 3),
                          sparsity=st.sampled_from([0.0, 0.5]), start_sparsity=st.just(0.0), exact=st.booleans(),
-                         with_task=st.just(True)))
+                         with_task=st.just(True), allow_one_label=True))   # (sizes where one label is all there is)
     assert hmm.num_tokens == 2 and hmm.mu is not None and hmm.num_states <= 3
     assert all(p > 0 for p in hmm.pi0)                         # pi0 keeps full support unless asked
     cols = data.draw(stochastic_columns(st.integers(2, 3), 3, max_weight=st.integers(1, 2), exact=st.just(True)))
     assert cols.shape[1] == 3 and all(sum(cols[:, j]) == 1 for j in range(3))
     seq = data.draw(token_sequences(st.integers(2, 3), min_length=st.just(1), max_length=st.just(2)))
     assert 1 <= len(seq) <= 2
-    m = data.draw(memory_hmms(cells=st.just(1), memory_values=st.integers(1, 2), product_prior=st.booleans()))
+    m = data.draw(memory_hmms(cells=st.just(1), memory_values=st.integers(1, 2), product_prior=st.booleans(),
+                              allow_one_label=True))
     assert m.cells == 1
 
 
@@ -148,9 +149,12 @@ def test_interesting_regimes_are_drawn_and_shrink():
     # prompt tuning with more hidden states than tokens (Assumption 3.5 without 3.1)
     wide = find(hmms(theorem="3.6"), lambda h: h.num_states > h.num_tokens)
     assert wide.num_states == wide.num_tokens + 1
-    # breaking 3.5 shrinks to the smallest instance that can break it
-    small = find(hmms(theorem="3.6", violate="3.5"), lambda h: True)
+    # breaking 3.5 shrinks to the smallest instance that can break it (2 states); with both
+    # labels planted (the default) to the smallest where the posteriors also allow two labels
+    small = find(hmms(theorem="3.6", violate="3.5", allow_one_label=True), lambda h: True)
     assert small.num_states == 2 and not check_assumptions(small, "3.6")["3.5"]["holds"]
+    planted = find(hmms(theorem="3.6", violate="3.5"), lambda h: True)
+    assert planted.num_states <= 3 and not check_assumptions(planted, "3.6")["3.5"]["holds"]
 
 
 # ---------------------------------------------------------------- assumptions hold => verified
@@ -167,6 +171,7 @@ def test_vanilla_assumptions_hold_implies_verified(tid):
         assert res.checked > 0 and res.agree == res.checked
         decisions = oracle.vanilla_decisions(hmm, tid, w.b, u, seqs)       # path sums
         assert len(decisions) == res.checked and all(a == b for a, b in decisions.values())
+        assert {a for a, _ in decisions.values()} == {0, 1}                # not vacuous: both labels
 
     check()
 
@@ -184,6 +189,7 @@ def test_memory_assumptions_hold_implies_verified_on_R(tid):
             if d.in_R:
                 post = oracle.memory_posterior(model, list(d.sequence), model.target_cell)
                 assert d.expected == int(sum(Fraction(m) * p for m, p in zip(model.mu, post)) >= 0)
+        assert {d.expected for d in res.decisions if d.in_R} == {0, 1}      # not vacuous: both labels on R
 
     check()
 
