@@ -264,15 +264,17 @@ def _seconds(s: float) -> str:
 
 class phase:  # noqa: N801 - used as ``with phase("label"):``
     """``with phase("generating the instance", quiet=...)``: one stderr line when a phase of a
-    long run starts (``label ...``) and one when it ends (``label: done in 3 s``), so a run is
-    never silent for long; nothing with
+    long run starts (``label ...``) and one when it ends (``label: done in 3 s``), so a run at a
+    terminal is never silent for long; nothing when stderr is not a terminal, nor with
     ``quiet`` (``--json`` keeps stderr for errors only when asked)."""
 
     def __init__(self, label: str, *, quiet: bool = False, stream=None) -> None:
         import sys
 
-        self.label, self.quiet = label, quiet
         self.stream = sys.stderr if stream is None else stream
+        # people at a terminal see each phase; a log or a pipe keeps stderr for the result (a
+        # refusal stays one line)
+        self.label, self.quiet = label, quiet or not _isatty(self.stream)
 
     def __enter__(self) -> "phase":
         import time
