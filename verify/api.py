@@ -65,6 +65,14 @@ class TheoremReport:
         return self.certified
 
     @property
+    def vacuous(self) -> bool | None:
+        """True when the check could not have failed on a label (one label of ``F*`` among the
+        sequences that count, or none of them in ``R``), False when both labels occurred, None
+        when no sequence was checked (an assumption failed before the check). A property test
+        asserts ``report.vacuous is False`` beside its verdict."""
+        return self.data.get("vacuous")
+
+    @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.data["verdict"]] if self.certified else EXIT_UNCERTIFIED
 

@@ -114,12 +114,14 @@ def check_axes(ax) -> None:
 
 def plot_margins(rows: list[dict], data: dict, *, ax=None, near: float = NEAR_TIE):
     """Task and head margins by sequence length (symlog scale), ties (margin exactly 0) and near
-    ties (``0 < |margin| <= near``) marked, disagreements in red, and the robustness radius of the
-    report (the smallest head margin it guarantees) as a band. Returns the matplotlib Figure."""
+    ties (``0 < |margin| <= near``) marked, disagreements in red, and a band at +- the smallest
+    head margin (its legend names it so, and gives the report's robustness radius beside it: how
+    far the read-out may move in the sup norm, a different number); legends sit below the axes,
+    never over the data. Returns the matplotlib Figure."""
     if ax is None:
         import matplotlib.pyplot as plt
 
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharex=True)
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharex=True)
     else:
         from matplotlib.axes import Axes
 
@@ -153,11 +155,14 @@ def plot_margins(rows: list[dict], data: dict, *, ax=None, near: float = NEAR_TI
         if m == 0 and rob.get("radius_off_zero_margins") is not None:      # ties: the radius off them
             nonzero = [abs(float(r["head_margin"])) for r in live if r["head_margin"] != 0]
             m, radius, where = min(nonzero, default=0.0), float(rob["radius_off_zero_margins"]), " off the ties"
+        # the band is what is drawn: every head margin lies outside +-m; the radius is a
+        # different number (how far the read-out may move, sup norm) and is named as such
         axes[1].axhspan(-m, m, color="#9a6700", alpha=0.15,
-                        label=f"robustness radius{where} {radius:.3g} (min |margin| {m:.3g})")
+                        label=f"band: smallest |head margin|{where} = {m:.3g}\n"
+                              f"(robustness radius{where} {radius:.3g}, sup norm)")
     for axis in axes:
-        if axis.get_legend_handles_labels()[0]:
-            axis.legend(fontsize=7, loc="best")
+        if axis.get_legend_handles_labels()[0]:      # below the axes: a legend never covers data
+            axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     fig.suptitle(f"Theorem {data['theorem']}: {data['verdict']}", fontsize=11)
     fig.tight_layout()
     return fig
