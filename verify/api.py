@@ -202,21 +202,23 @@ def run_theorem(request: TheoremRequest) -> TheoremReport:
     return report
 
 
-def load(path: str | os.PathLike, *, exact: bool = True):
-    """An instance file (SPEC section 3) as an ``HMM`` or ``MemoryHMM``.
+def load(path: str | os.PathLike, *, exact: bool | None = None):
+    """An instance file (SPEC section 3) as an ``HMM`` or ``MemoryHMM``: by default as the kind
+    of model the file holds (every model ``save`` writes, float ones too, reloads with this
+    call); ``exact=True`` reads every number exactly, ``exact=False`` as float64.
 
     Raises:
-        InputError: ``path`` not a ``str``/``os.PathLike``, ``exact`` not a bool, or a missing,
-            malformed or invalid file (the message names the problem).
+        InputError: ``path`` not a ``str``/``os.PathLike``, ``exact`` not a bool or None, or a
+            missing, malformed or invalid file (the message names the problem).
     """
     from ..models.hmm.files import load_instance
 
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise InputError(f"path={path!r}: expected the path of an instance file (str or os.PathLike), "
                          f"found {type(path).__name__}")
-    if not isinstance(exact, (bool, np.bool_)):
-        raise InputError(f"exact={exact!r}: expected True or False")
-    return load_instance(os.fspath(path), exact=bool(exact))
+    if exact is not None and not isinstance(exact, (bool, np.bool_)):
+        raise InputError(f"exact={exact!r}: expected True, False or None (the kind the file holds)")
+    return load_instance(os.fspath(path), exact=None if exact is None else bool(exact))
 
 
 def check(instance: Any, theorem: str, **options: Any) -> TheoremReport:
