@@ -217,7 +217,7 @@ def load(path: str | os.PathLike, *, exact: bool | None = None):
         raise InputError(f"path={path!r}: expected the path of an instance file (str or os.PathLike), "
                          f"found {type(path).__name__}")
     if exact is not None and not isinstance(exact, (bool, np.bool_)):
-        raise InputError(f"exact={exact!r}: expected True, False or None (the kind the file holds)")
+        raise InputError(f"exact={exact!r}: expected True or False (or None: the kind the file holds)")
     return load_instance(os.fspath(path), exact=None if exact is None else bool(exact))
 
 
