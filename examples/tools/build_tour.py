@@ -30,8 +30,11 @@ report = headprompt.check(None, "3.6", hidden=8, vocab=4, samples=500, length=5,
 report          # in a notebook: the report as a table"""),
     ("md", """`report.verdict == "verified"` is a proof here (exact rational arithmetic); `report.to_dict()`
 is exactly what `verify theorem 3.6 --hidden 8 --vocab 4 --samples 500 --length 5 --json` prints, and
-`print(report)` is the command's readable report."""),
+`print(report)` is the command's readable report. A verdict is evidence only when the task took both
+labels on the sequences checked: on a one-label task any constant head agrees with `F*`. The report
+says so in `vacuous`, which every check below asserts is false beside its verdict."""),
     ("code", """assert report.verdict == "verified" and report.exit_code == 0
+assert not report.to_dict()["vacuous"], report.to_dict()["labels"]   # both labels of F* occurred
 print(report)"""),
     ("md", """## Rows and margins
 
@@ -50,8 +53,10 @@ guarantees (its robustness radius times `||b||_1`)."""),
     ("md", """## A property test over random HMMs
 
 `headprompt.strategies` holds Hypothesis strategies: `hmms(theorem="3.6")` draws instances on which
-every assumption of Theorem 3.6 holds by construction. The property: the paper's prompt and head
-agree with `F*` on every sequence of length at most 3, exactly."""),
+every assumption of Theorem 3.6 holds by construction, with a task `mu` that takes both labels on
+the short sequences every check reads (`allow_one_label=True` keeps one-label tasks too). The
+property: the paper's prompt and head agree with `F*` on every sequence of length at most 3,
+exactly, and the check was not vacuous."""),
     ("code", """from hypothesis import given, settings
 
 from headprompt.strategies import hmms
@@ -63,12 +68,15 @@ seen = []
 @given(hmms(theorem="3.6"))
 def prompt_tuning_works(hmm):
     r = headprompt.check(hmm, "3.6", exhaustive=True, length=3)
-    seen.append((hmm.num_states, hmm.num_tokens, r.to_dict()["sequences"]["checked"]))
+    labels = r.to_dict()["labels"]
+    seen.append((hmm.num_states, hmm.num_tokens, labels["0"], labels["1"]))
     assert r.verdict == "verified", r
+    assert not r.to_dict()["vacuous"], labels          # both labels occurred: the check could have failed
 
 
 prompt_tuning_works()
-print(f"{len(seen)} random instances, all verified; (|H|, |X|, sequences checked): {seen}")"""),
+print(f"{len(seen)} random instances, all verified, none vacuous; (|H|, |X|, sequences with F* = 0, with F* = 1):")
+print(seen)"""),
     ("md", """## A counterexample when an assumption fails
 
 With `|H| = 8 > |X| = 4`, the emission matrix cannot have full column rank: Assumption 3.1 fails,
@@ -124,7 +132,8 @@ print("smallest fitted transition:", f"{learned.A.min():.1e}", "(the truth has e
 
 learned_report = headprompt.check(learned, "3.6", rationalize=0.02, samples=2000, length=6, seed=0)
 print(learned_report)"""),
-    ("code", """conv = learned_report.to_dict()["instance"]["rationalized"]
+    ("code", """assert learned_report.verdict == "verified" and not learned_report.to_dict()["vacuous"]
+conv = learned_report.to_dict()["instance"]["rationalized"]
 rob = learned_report.to_dict()["robustness"]
 print(f"verdict {learned_report.verdict}; pruned {conv['pruned_entries']} entries; column distances "
       f"tv_A = {conv['column_tv']['A']['approx']:.2g}, tv_W = {conv['column_tv']['W']['approx']:.2g}")
@@ -145,7 +154,7 @@ length 6."""),
                             [["3/4", "1/4"], ["1/4", "3/4"]],       # W: independent columns
                             ["1/2", "1/2"], mu=[1, -1])
 mine = headprompt.check(hmm, "3.3", exhaustive=True, length=6)
-assert mine.verdict == "verified"
+assert mine.verdict == "verified" and not mine.to_dict()["vacuous"]
 print(mine)"""),
     ("md", """Why a verdict is what it is: the assumptions table says which hypothesis holds and why. A chain
 that alternates deterministically (`A = [[0, 1], [1, 0]]`) has period 2, so Assumption 3.2
