@@ -251,7 +251,14 @@ def _exact_column_sums(arr: np.ndarray, parts: tuple[list, list, bool] | None) -
 
 
 def _check_stochastic(arr: np.ndarray, name: str, exact: bool, parts: Any = _UNSET) -> None:
-    """Columns along axis 0 must sum to 1 (exactly in exact mode)."""
+    """Columns along axis 0 must sum to 1 (exactly in exact mode).
+
+    Raises:
+        ValidationError: naming the column and its sum; for a matrix ``A`` or ``W`` whose rows
+            sum to 1 instead, naming the ``A[to, from]`` (``W[token, state]``) column convention
+            and the fix (the transpose); in exact mode, when every column is within float64's
+            tolerance of 1, saying that ``exact=False`` reads it as a float model.
+    """
     if exact and parts is _UNSET:
         parts = _rational_parts(arr)
     sums = _exact_column_sums(arr, parts) if exact else None
@@ -263,8 +270,37 @@ def _check_stochastic(arr: np.ndarray, name: str, exact: bool, parts: Any = _UNS
         if not ok:
             where = f"column {list(idx) if len(idx) > 1 else idx[0]}" if idx else "the vector"
             shown = shown_exact(s) if exact else repr(float(s))
+            if name in ("A", "W") and arr.ndim == 2 and _rows_sum_to_one(arr, exact):
+                raise ValidationError(_transposed_message(name, where, shown))
+            near = exact and all(abs(Fraction(v) - 1) <= _FLOAT_TOLERANCE for v in np.ravel(sums))
             raise ValidationError(f"{name}: {where} sums to {shown}, expected exactly 1"
-                                  + ("" if exact else f" (within {FLOAT_TOLERANCE})"))
+                                  + ("" if exact else f" (within {FLOAT_TOLERANCE})")
+                                  + ("; exact=False reads it as float64" if near else ""))
+
+
+_FLOAT_TOLERANCE = Fraction(FLOAT_TOLERANCE)
+
+
+def _rows_sum_to_one(arr: np.ndarray, exact: bool) -> bool:
+    """Whether every row of the matrix ``arr`` sums to 1 (exactly, or within the float tolerance)."""
+    rows = arr.sum(axis=1)
+    if exact:
+        return all(Fraction(v) == 1 for v in rows)
+    return bool(np.all(np.abs(np.asarray(rows, dtype=float) - 1.0) <= FLOAT_TOLERANCE))
+
+
+def _transposed_message(name: str, where: str, shown: str) -> str:
+    """A row-stochastic matrix given where a column-stochastic one is read (hmmlearn's way)."""
+    if name == "A":
+        convention = ("A is column-stochastic, A[to, from] = Pr(H_i = to | H_{i-1} = from): each column is the "
+                      "law of the next state")
+        library = "hmmlearn's transmat_[from, to] is row-stochastic"
+    else:
+        convention = ("W is column-stochastic, W[token, state] = Pr(X_i = token | H_i = state): each column is a "
+                      "state's emission law")
+        library = "hmmlearn's emissionprob_[state, token] is row-stochastic"
+    return (f"{name}: {where} adds up to {shown} but every row adds up to 1: {convention}, and "
+            f"{library}; pass the transpose, {name}.T (HMM.from_hmmlearn converts a fitted model)")
 
 
 def _check_distributions(model: Any, names: tuple[str, ...], exact: bool) -> dict[str, np.ndarray]:

@@ -22,7 +22,14 @@ from .rational import format_array
 from .reading import as_array
 
 __all__ = ["load_instance", "parse_instance", "instance_to_dict", "save_instance", "read_json",
-           "read_text_file", "dumps_rows", "instance_to_npz", "NPZ_MAX_DENSE_STATES"]
+           "read_text_file", "dumps_rows", "instance_to_npz", "NPZ_MAX_DENSE_STATES", "FLOAT_MARK"]
+
+FLOAT_MARK = "headprompt.numbers"
+"""Key of an instance file's ``meta`` that :func:`save_instance` sets to ``"float64"`` when it
+writes a float model, so that :func:`load_instance` with ``exact=None`` (the default of
+``HMM.load`` and ``headprompt.load``) reads the file back as the float model it is: a float
+model's columns sum to 1 only within float64's tolerance, so its decimals never sum to exactly
+1 (an ``.npz`` file says its kind by its dtypes)."""
 
 _HMM_KEYS = {"kind", "A", "W", "pi0", "mu", "witness", "meta"}
 _MEMORY_KEYS = {"kind", "cells", "memory_values", "syntax_states", "A", "W", "pi0", "pM", "pM_cells",
@@ -156,14 +163,22 @@ def _floats(values: Any, name: str) -> Any:
     return float64_array(values, name)
 
 
-def load_instance(path: str | Path, *, exact: bool = True) -> HMM | MemoryHMM:
+def load_instance(path: str | Path, *, exact: bool | None = True) -> HMM | MemoryHMM:
     """Read an instance file (SPEC section 3): JSON (see :func:`parse_instance`), or ``.npz``
-    by its extension (:mod:`.npz`), validated alike with the same messages."""
+    by its extension (:mod:`.npz`), validated alike with the same messages. ``exact``: True
+    reads every number exactly, False as float64, None as the file holds it (an ``.npz`` file
+    by its dtypes; a JSON file float when :func:`save_instance` marked it so
+    (:data:`FLOAT_MARK`), else exact), so that every model :func:`save_instance` writes
+    reloads with the same call."""
     from .npz import is_npz
 
     if is_npz(path):
         return _load_npz(path, exact=exact)
-    return parse_instance(read_json(path), exact=exact, source=str(path))
+    data = read_json(path)
+    if exact is None:
+        meta = data.get("meta") if isinstance(data, dict) else None
+        exact = not (isinstance(meta, dict) and meta.get(FLOAT_MARK) == "float64")
+    return parse_instance(data, exact=exact, source=str(path))
 
 
 NPZ_MAX_DENSE_STATES = 2000
@@ -171,15 +186,18 @@ NPZ_MAX_DENSE_STATES = 2000
 by ``verify theorem`` through :mod:`headprompt.models.hmm.large`."""
 
 
-def _load_npz(path: str | Path, *, exact: bool) -> HMM:
+def _load_npz(path: str | Path, *, exact: bool | None) -> HMM:
     """A ``.npz`` instance as an :class:`HMM`: exact files as Fractions, float files as floats
-    (read exactly as the decimals they print as when ``exact``, like a JSON number)."""
+    (read exactly as the decimals they print as when ``exact``, like a JSON number; as the kind
+    the file holds when ``exact`` is None)."""
     from ..exceptions import ExactnessError
     from .reading import DENSE_MAX_ENTRIES
     from .npz import npz_is_exact, npz_sizes, read_npz
 
     source = str(path)
     states, tokens = npz_sizes(path)
+    if exact is None:
+        exact = npz_is_exact(path)
     if states > NPZ_MAX_DENSE_STATES:
         raise LimitError(f"{source}: {states} hidden states; models above {NPZ_MAX_DENSE_STATES} states are "
                          "checked by verify theorem 3.3|3.6 --hmm FILE (the large-model path), not loaded whole")
@@ -207,8 +225,9 @@ def _load_npz(path: str | Path, *, exact: bool) -> HMM:
         except ExactnessError as exc:
             text = str(exc)
             inner = text.split("; the float model")[0].removeprefix("to_exact: ")
+            hint = "" if "exact=False" in inner else "; load it with exact=False"
             raise ValidationError(f"{inner} (float64 entries read as the decimals they print as, like "
-                                  "JSON numbers)") from None
+                                  f"JSON numbers){hint}") from None
     except InputError as exc:
         raise type(exc)(f"{source}: {exc}") from None
 
@@ -312,13 +331,21 @@ def instance_to_npz(model: HMM, *, witness: dict | None = None, sparse_below: fl
 def save_instance(model: HMM | MemoryHMM, path: str | Path, *, witness: dict | None = None,
                   meta: dict | None = None) -> None:
     """Write ``model`` (and an optional witness) as an instance file that replays exactly: JSON
-    with one row of each matrix per line (:func:`dumps_rows`), or ``.npz`` by the extension
-    (:func:`instance_to_npz`)."""
+    with one row of each matrix per line (:func:`dumps_rows`; a float model's ``meta`` marked
+    :data:`FLOAT_MARK`), or ``.npz`` by the extension (:func:`instance_to_npz`; vanilla HMMs).
+
+    Raises:
+        InstanceFileError: a memory HMM to an ``.npz`` path, or a file that cannot be written."""
     from .npz import is_npz, write_npz
 
     if is_npz(path):
+        if not isinstance(model, HMM):
+            raise InstanceFileError(f"{path}: a memory HMM is saved as JSON (the .npz format holds vanilla HMMs); "
+                                    "use a .json path")
         write_npz(path, instance_to_npz(model, witness=witness), meta=meta)
         return
+    if not model.exact:              # a float model's decimals miss 1 exactly: marked, it reloads as float
+        meta = {**(meta or {}), FLOAT_MARK: "float64"}
     try:
         Path(path).write_text(dumps_rows(instance_to_dict(model, witness=witness, meta=meta)) + "\n")
     except OSError as exc:

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import ValidationError
+from ..exceptions import InputError, ValidationError
 from .arrays import (_check_distributions, _check_nonnegative, _check_shape, _check_stochastic,
                      _check_task_shape, _decimal_array, _float_form, _is_exact, _own_fields,
                      _pointing_to_rationalize, check_model_arrays)
-from .base import _Sizes
-from .reading import _check_exact_flag, as_array, check_memory_size
+from .base import _file_io, _Sizes
+from .reading import _check_exact_flag, as_array, check_memory_size, check_path
 from .vanilla import HMM
 
 __all__ = ["MemoryHMM"]
@@ -129,6 +129,29 @@ class MemoryHMM(_Sizes):
     def _value_fields(self) -> tuple:
         return (self.cells, self.memory_values, self.syntax_states, self.A, self.W, self.pi0, self.pM,
                 self.mu, self.target_cell, self.pM_cells)
+
+    def save(self, path: Any, *, witness: dict | None = None, meta: dict | None = None) -> None:
+        """Write this model as a JSON instance file (SPEC section 3; a float model marked so that
+        it reloads as one); see :mod:`headprompt.models.hmm.files`.
+
+        Raises:
+            InputError: ``path`` not a str or ``pathlib.Path``, an ``.npz`` path (memory HMMs
+                are saved as JSON), or a file that cannot be written."""
+        _file_io("save")(self, check_path(path), witness=witness, meta=meta)
+
+    @classmethod
+    def load(cls, path: Any, *, exact: bool | None = None) -> "MemoryHMM":
+        """Read a JSON instance file of a memory HMM, by default as the kind of model the file
+        holds (see :meth:`HMM.load <headprompt.models.hmm.vanilla.HMM.load>`).
+
+        Raises:
+            InputError: an unreadable or invalid file, or one that holds a vanilla HMM."""
+        if exact is not None:
+            _check_exact_flag(exact)
+        model = _file_io("load")(check_path(path), exact=exact)
+        if not isinstance(model, cls):
+            raise InputError(f"{path}: holds a {type(model).__name__}, not a MemoryHMM")
+        return model
 
     def cell_of(self, h: int) -> int:
         """The cell index ``j`` of flattened hidden state ``h = j * |S| + s``."""

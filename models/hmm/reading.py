@@ -10,13 +10,14 @@ import itertools
 import math
 import operator
 import os
+from contextlib import contextmanager
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from ..exceptions import InputError, LimitError, ValidationError
+from ..exceptions import ExactnessError, InputError, LimitError, ValidationError
 from .limits import MAX_DIGITS, MAX_NESTING, MAX_NPZ_ENTRIES, check_string_number, number_digits
 from .rational import LONG_BITS, decimal_digits, float64_array, fraction_array
 
@@ -274,9 +275,10 @@ def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ValidationError(f"{name}: cannot be read as a numpy array ({type(values).__name__}: {reason})") from None
     _input_shape(values, name, budget=_NO_BUDGET)   # a self-containing or too deep list, refused (one len() a row)
+    if exact:
+        with _pointing_to_float_mode():
+            return _exact_array(values, name)
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuf" and values.dtype.itemsize <= 8:
-        if exact:
-            return fraction_array(values, name=name)
         if values.dtype.kind == "b":
             _no_booleans(values, name)
         return _finite(np.array(values, dtype=float), name)
@@ -285,12 +287,8 @@ def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
     try:
         obj = np.array(values, dtype=object)
     except (ValueError, TypeError, RecursionError):
-        if exact:
-            raise InputError(f"{name}: rows have different lengths (ragged nesting)") from None
         raise ValidationError(f"{name}: expected numbers in a rectangular array") from None
     _check_digits(obj, name)
-    if exact:
-        return fraction_array(obj if obj.ndim else values, name=name)
     if obj.ndim == 0 and not isinstance(values, (int, float, np.number, Fraction, Decimal, str)):
         raise ValidationError(f"{name}: expected numbers in a rectangular array")
     kinds = set(map(type, obj.ravel().tolist()))
@@ -307,6 +305,29 @@ def as_array(values: Any, *, exact: bool, name: str) -> np.ndarray:
         if arr is not None:
             return _finite(arr, name)
     return _checked_floats(obj, name)
+
+
+def _exact_array(values: Any, name: str) -> np.ndarray:
+    """The Fraction object array of ``values`` (exact mode of :func:`as_array`)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf" and values.dtype.itemsize <= 8:
+        return fraction_array(values, name=name)
+    try:
+        obj = np.array(values, dtype=object)
+    except (ValueError, TypeError, RecursionError):
+        raise InputError(f"{name}: rows have different lengths (ragged nesting)") from None
+    _check_digits(obj, name)
+    return fraction_array(obj if obj.ndim else values, name=name)
+
+
+@contextmanager
+def _pointing_to_float_mode():
+    """A float entry refused in exact mode: the message also names ``exact=False``."""
+    try:
+        yield
+    except ExactnessError as exc:
+        if "found the float" not in str(exc):
+            raise
+        raise ExactnessError(f"{exc}; or read floats as float64 with exact=False (a float model)") from None
 
 
 _FLOAT_HINT = "create it with exact=True, which reads it exactly"

@@ -184,12 +184,17 @@ class HMM(_Sizes):
         _file_io("save")(self, check_path(path), witness=witness, meta=meta)
 
     @classmethod
-    def load(cls, path: Any, *, exact: bool = True) -> "HMM":
-        """Read an instance file (``.npz`` or JSON, by the extension), validated as any instance.
+    def load(cls, path: Any, *, exact: bool | None = None) -> "HMM":
+        """Read an instance file (``.npz`` or JSON, by the extension), validated as any instance:
+        by default as the kind of model the file holds (an exact file exactly, a float file,
+        as :meth:`save` writes a float model, as float64), so every saved model reloads with
+        this call; ``exact=True`` reads every number exactly (decimals as written),
+        ``exact=False`` as float64.
 
         Raises:
             InputError: an unreadable or invalid file (one line naming the problem)."""
-        _check_exact_flag(exact)
+        if exact is not None:
+            _check_exact_flag(exact)
         model = _file_io("load")(check_path(path), exact=exact)
         if not isinstance(model, cls):
             raise InputError(f"{path}: holds a {type(model).__name__}, not an HMM")
