@@ -35,6 +35,7 @@ validation-selected search for the others) are :mod:`.fair`.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -142,11 +143,11 @@ def make_task(model: HMM | MemoryHMM, config: TaskConfig, *, rng: np.random.Gene
         toks = sample(model, sum(sizes), config.length, rng=rng)[0]
         cuts = np.cumsum(sizes)[:-1]
         tokens = dict(zip(SPLITS, np.split(toks, cuts)))
-    post = {s: _posterior(model, tokens[s]) for s in SPLITS}
+    post = {s: _posterior(model, tokens[s]) for s in tokens}
     size = post["train"].shape[1]
     for redraws in range(config.max_redraws + 1):
         mu = sparse_ground_truth(config.rows, size, config.nonzeros, rng=rng)
-        labels = {s: task_labels(post[s], mu) for s in SPLITS}
+        labels = {s: task_labels(post[s], mu) for s in tokens}
         if not _degenerate(labels, config.min_minority):
             break
     return DownstreamTask(tokens, post, mu, labels, redraws)
@@ -342,16 +343,17 @@ def _fit(params: list, logits_fn: Callable[[torch.Tensor], torch.Tensor], labels
                 bar.update(1)
 
 
-@torch.no_grad()
-def _accuracy(logits_fn: Callable[[torch.Tensor], torch.Tensor], labels: torch.Tensor, batch: int = 500) -> float:
-    preds = torch.cat([logits_fn(idx).argmax(1).cpu() for idx in torch.arange(len(labels)).split(batch)])
-    return float((preds == labels.cpu()).float().mean())
-
-
 def tune(backbone: ExactBackbone | MLMBackbone, task: DownstreamTask, method: str, config: TuneConfig,
          *, seed: int, features: dict | None = None, progress: bool = False) -> dict:
     """Tune ``method`` (``head``, ``prompt``, ``attention`` or ``attention-tokens``) on ``task`` over the frozen
-    ``backbone``; returns accuracies ``{"train", "val", "test"}``.
+    ``backbone``; returns accuracies per split of ``task.tokens`` (``train``, ``val``, ``test``
+    and any other, e.g. ``iid``) and ``predictions`` ``{split: int64 [n]}``. A prompt also
+    returns ``prompted`` (``{split: [n, X]}``, the outputs read by the head under the final
+    prompts), ``prompt_grad0`` (the norm of the training loss's gradient at the initial prompts,
+    on the first 512 training sequences), ``prompt_shift`` (the norm of the prompts' change,
+    ``theta`` for the exact model) and ``prompt_saturated`` (exact model: the share of prompt
+    entries with ``u`` outside ``(0.01, 0.99)``, where the sigmoid's slope is under 1%; ``nan``
+    for the MLM).
 
     ``features`` may carry precomputed backbone outputs per split (``mask_outputs`` for head and
     prompt, ``all_outputs`` for attention) so several trials on the same sequences share them.
@@ -362,41 +364,71 @@ def tune(backbone: ExactBackbone | MLMBackbone, task: DownstreamTask, method: st
     if method not in METHODS:
         raise InputError(f"tuning method: expected one of {', '.join(METHODS)}, found {method!r}")
     device = backbone.device
+    splits = list(task.tokens)
     torch.manual_seed(seed)
-    labels = {s: torch.as_tensor(task.labels[s], device=device) for s in SPLITS}
+    labels = {s: torch.as_tensor(task.labels[s], device=device) for s in splits}
     if method == "attention-tokens":
         features = {s: torch.ones(len(task.tokens[s]), task.tokens[s].shape[1] + 1, backbone.num_outputs)
-                    for s in SPLITS}
+                    for s in splits}
     elif features is None and method != "prompt":
         compute = backbone.all_outputs if method == "attention" else backbone.mask_outputs
-        features = {s: compute(task.tokens[s]) for s in SPLITS}
-    feats = {s: features[s].to(device) for s in SPLITS} if method != "prompt" else {}
+        features = {s: compute(task.tokens[s]) for s in splits}
+    feats = {s: features[s].to(device) for s in splits} if method != "prompt" else {}
     desc = f"{method} ({type(backbone).__name__[:-8].lower()})"
+    extra: dict = {}
     if method == "head":
         head = LinearHead(backbone.num_outputs).to(device)
-        fns = {s: (lambda idx, s=s: head(feats[s][idx])) for s in SPLITS}
+        fns = {s: (lambda idx, s=s: head(feats[s][idx])) for s in splits}
         params = list(head.parameters())
     elif method in ("attention", "attention-tokens"):
-        toks = {s: backbone_tokens(backbone, task.tokens[s]).to(device) for s in SPLITS}
+        toks = {s: backbone_tokens(backbone, task.tokens[s]).to(device) for s in splits}
         if method == "attention":
             mean, std = _standardizer(feats["train"])
         else:   # a constant input is left as it is (standardising would zero it, and the values with it)
             mean, std = torch.zeros(backbone.num_outputs), torch.ones(backbone.num_outputs)
         head = AttentionHead(mean, std, feats["train"].shape[1], backbone.num_outputs + 1,
                              config.attention_dim).to(device)
-        fns = {s: (lambda idx, s=s: head(feats[s][idx], toks[s][idx])) for s in SPLITS}
+        fns = {s: (lambda idx, s=s: head(feats[s][idx], toks[s][idx])) for s in splits}
         params = list(head.parameters())
     else:
         head = LinearHead(backbone.num_outputs).to(device)
         prompts = backbone.init_prompts(config.num_prompts, torch.Generator().manual_seed(seed))
-        prepared = {s: backbone.prepare(task.tokens[s]) for s in SPLITS}
+        start = prompts.detach().clone()
+        prepared = {s: backbone.prepare(task.tokens[s]) for s in splits}
         fns = {s: (lambda idx, s=s: head(backbone.prompted(prepared[s][idx.to(device)], prompts)))
-               for s in SPLITS}
+               for s in splits}
         params = list(head.parameters()) + [prompts]
+        first = torch.arange(min(512, len(labels["train"])))
+        probe = copy.deepcopy(head).train()      # a copy: the batch norm's running statistics stay untouched
+        loss = F.cross_entropy(probe(backbone.prompted(prepared["train"][first.to(device)], prompts)),
+                               labels["train"][first])
+        (grad,) = torch.autograd.grad(loss, prompts)
+        extra["prompt_grad0"] = float(grad.norm())
     head.train()
     _fit(params, fns["train"], labels["train"], config, seed=seed, desc=desc, progress=progress)
     head.eval()
-    return {s: _accuracy(fns[s], labels[s]) for s in SPLITS}
+    out = {}
+    for s in splits:
+        preds = _predictions(fns[s], len(labels[s]))
+        out[s] = float((preds == labels[s].cpu()).float().mean())
+        out.setdefault("predictions", {})[s] = preds.numpy()
+    if method == "prompt":
+        with torch.no_grad():
+            extra["prompted"] = {s: torch.cat([backbone.prompted(prepared[s][idx.to(device)], prompts).cpu()
+                                               for idx in torch.arange(len(labels[s])).split(500)])
+                                 for s in splits}
+            extra["prompt_shift"] = float((prompts.detach() - start).norm())
+            if isinstance(backbone, ExactBackbone):
+                u = torch.sigmoid(backbone.LOGIT_SCALE * prompts.detach())
+                extra["prompt_saturated"] = float(((u < 0.01) | (u > 0.99)).double().mean())
+            else:
+                extra["prompt_saturated"] = float("nan")
+    return {**out, **extra}
+
+
+@torch.no_grad()
+def _predictions(logits_fn: Callable[[torch.Tensor], torch.Tensor], n: int, batch: int = 500) -> torch.Tensor:
+    return torch.cat([logits_fn(idx).argmax(1).cpu() for idx in torch.arange(n).split(batch)])
 
 
 def backbone_tokens(backbone, tokens: np.ndarray) -> torch.Tensor:

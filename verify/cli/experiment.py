@@ -85,6 +85,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="write the run's complete plan (settings, trials, seeds, budgets, gate, baselines, "
                         "tests, alpha, family) with its sha256 to FILE before any job; a FILE holding a "
                         "different plan is refused (default: plan.json in --out, replaced freely)")
+    p.add_argument("--uncommitted-plan", action="store_true",
+                   help="start a --plan run whose plan is not in a git commit yet (by default it is refused: "
+                        "a plan must be committed before its results; summary.json records plan.commit)")
     p.add_argument("--replan", action="store_true",
                    help="replace a --plan FILE that holds a different plan (summary.json records both hashes)")
     p.add_argument("--seed", type=ascii_int, default=0, help="seed of the sweep: HMMs, tasks and training (default 0)")
@@ -122,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
                                  share_pretraining=args.share_pretraining, ray=args.ray,
                                  threads=1 if one else None, cached_only=args.cached_only, workers=workers,
                                  models=args.model, memory_hmm=args.memory_hmm, plan=args.plan,
-                                 replan=args.replan)
+                                 replan=args.replan, uncommitted_plan=args.uncommitted_plan)
     finally:
         torch.set_num_threads(threads)
     code = 4 if summary["failed_jobs"] else 0
@@ -159,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
         con.print(f"{p['verdict']}: {p['claim']}\n  {p['evidence']}", markup=False)
     for c in summary["controls"]:
         con.print(f"control ({c['model']}) {c['control']}: {c['verdict']}\n  {c['evidence']}", markup=False)
-    con.print(f"wrote {out}/results.csv, summary.json, {args.name}.png in {time.perf_counter() - t0:.1f}s "
-              f"({summary['jobs']['reused']} of {summary['jobs']['total']} jobs reused from the cache)")
+    missing = summary["jobs"].get("missing", 0)
+    con.print(f"wrote {out}/results.csv, summary.json, {args.name}.png, {args.name}-paper.png in "
+              f"{time.perf_counter() - t0:.1f}s ({summary['jobs']['reused']} of {summary['jobs']['total']} jobs "
+              f"reused from the cache" + (f"; {missing} not finished yet, left out" if missing else "") + ")")
     return code

@@ -106,8 +106,8 @@ def _run_in_pool(specs: list[dict], workers: int, on_result, bar) -> None:
 
     from .jobs import job_key, run_job_safely
 
-    with ProcessPoolExecutor(max_workers=min(workers, len(specs)),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(specs)), mp_context=multiprocessing.get_context("spawn"))
+    try:
         futures = {pool.submit(run_job_safely, spec): spec for spec in specs}
         for future in as_completed(futures):
             spec = futures[future]
@@ -117,6 +117,36 @@ def _run_in_pool(specs: list[dict], workers: int, on_result, bar) -> None:
                 result = {"key": job_key(spec), "error": f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"}
             on_result(spec, result)
             bar.update(1, note=_note(spec, result))
+    except BaseException:
+        # Ctrl-C (or any abort): stop the workers now instead of waiting for their running jobs
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _run_jobs(todo: list[dict], ray, workers: int, on_result, progress: bool, bar) -> None:
+    """Run ``todo`` in this process, in ``workers`` local processes or on Ray, reporting each
+    result to ``on_result`` and to the progress ``bar`` (closed on return or on Ctrl-C)."""
+    from .jobs import run_job_safely
+
+    with bar:
+        if ray:
+            from .ray_tasks import run_on_ray
+
+            def tick(spec: dict, result: dict) -> None:
+                on_result(spec, result)
+                bar.update(1, note=_note(spec, result))
+
+            run_on_ray(todo, None if ray in (True, "local") else ray, tick)
+        elif workers > 1 and len(todo) > 1:
+            _run_in_pool(todo, workers, on_result, bar)
+        else:
+            for spec in todo:
+                result = run_job_safely(spec, progress=progress)
+                on_result(spec, result)
+                bar.update(1, note=_note(spec, result))
 
 
 def run_experiment(name: str, scale: str, *, device, trials: int | None = None, seed: int = 0,
@@ -124,7 +154,7 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
                    share_pretraining: bool = False, ray: str | bool | None = None,
                    threads: int | None = None, cached_only: bool = False, workers: int = 1,
                    models: str = "both", memory_hmm: str | None = None, plan: Path | str | None = None,
-                   replan: bool = False) -> dict:
+                   replan: bool = False, uncommitted_plan: bool = False) -> dict:
     """Run ``fig3-left`` or ``fig3-right`` at ``scale``; write the outputs into ``out``
     (default ``runs/<name>-<scale>``) and return the summary dict (SPEC section 4).
 
@@ -139,13 +169,17 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     ``progress`` (off a terminal: elapsed time and ETA, :class:`verify.render.Progress`).
     ``plan``: the file the run's plan (:mod:`.plan`) is written to before any job (default
     ``plan.json`` in ``out``); an existing ``plan`` file with a different plan is refused unless
-    ``replan``. ``summary.json`` records the plan's hash (and the replaced one's).
+    ``replan``. ``summary.json`` records the plan's hash (and the replaced one's). A ``plan`` run
+    starts only when the plan is in a git commit (:func:`.plan.plan_commit`, recorded as
+    ``plan.commit``) unless ``uncommitted_plan``; ``cached_only`` summaries are exempt (they
+    run nothing).
 
     Raises:
         InputError: an unknown experiment, scale, ``models`` or ``memory_hmm``, a bad config, fewer
             than one trial, memory sizes the hidden memory HMM cannot have, an output or cache
             directory that is a file or unwritable, a ``plan`` file holding another plan without
-            ``replan`` (all checked before any training).
+            ``replan``, a ``plan`` not in a git commit without ``uncommitted_plan``, ``cached_only``
+            with no finished job in the cache (all checked before any training).
     """
     from importlib import metadata
 
@@ -153,7 +187,7 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
 
     from ...models.mlm.model import check_configs
     from ...models.mlm.cache import cache_dir, check_writable_dir
-    from .jobs import job_specs, read_cached, run_job_safely, write_cached
+    from .jobs import job_specs, read_cached, write_cached
     from .plot import plot
 
     t_start = time.perf_counter()
@@ -189,18 +223,31 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     cache = check_writable_dir(cache_dir(), "cache directory ($HEADPROMPT_CACHE)")
     cfg = scale_to_dict(sc)
     from .plan import build_plan, write_plan
+    specs = job_specs(name, cfg, seed=seed, trials=trials, share_pretraining=share_pretraining,
+                      device=str(device), models=models)
+    if cached_only and not any(read_cached(spec, str(cache)) is not None for spec in specs):
+        raise InputError(f"--cached-only: none of this sweep's {len(specs)} jobs is in the cache ({cache}/jobs); "
+                         f"nothing to summarise, nothing written (run without --cached-only, or set "
+                         f"HEADPROMPT_CACHE to the cache that holds them)")
 
     the_plan = build_plan(name, scale, cfg, trials=trials, seed=seed, models=models,
                           share_pretraining=share_pretraining)
     plan_info = write_plan(Path(plan) if plan is not None else out / "plan.json", the_plan, replan=replan,
                            strict=plan is not None)
+    if plan is not None:
+        from .plan import plan_commit
+
+        plan_info["commit"] = plan_commit(plan, plan_info["sha256"])
+        if plan_info["commit"] is None and not uncommitted_plan and not cached_only:
+            raise InputError(f"--plan: {plan} (sha256 {plan_info['sha256'][:12]}) is not in a git commit, so "
+                             f"nothing shows it was fixed before the results; it is written now: commit it "
+                             f"(git add {plan} && git commit -m 'plan {plan_info['sha256']}') and run again, "
+                             f"or pass --uncommitted-plan")
     if plan_info["replaced_sha256"] and progress:
         import sys
 
         print(f"plan changed: {plan_info['file']} replaced (sha256 {plan_info['replaced_sha256'][:12]} -> "
               f"{plan_info['sha256'][:12]})", file=sys.stderr)
-    specs = job_specs(name, cfg, seed=seed, trials=trials, share_pretraining=share_pretraining,
-                      device=str(device), models=models)
     for s in specs:
         s["threads"] = threads
     results: dict = {}
@@ -226,23 +273,16 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     missing = len(todo) if cached_only else 0
     if cached_only:
         todo = []
-    with Progress(len(specs), f"{name} ({scale})", unit="job", each=True, initial=reused,
-                  quiet=not progress) as bar:
-        if ray:
-            from .ray_tasks import run_on_ray
+    try:
+        _run_jobs(todo, ray, workers, on_result, progress, Progress(len(specs), f"{name} ({scale})", unit="job",
+                                                                     each=True, initial=reused, quiet=not progress))
+    except KeyboardInterrupt:
+        import sys
 
-            def tick(spec: dict, result: dict) -> None:
-                on_result(spec, result)
-                bar.update(1, note=_note(spec, result))
-
-            run_on_ray(todo, None if ray in (True, "local") else ray, tick)
-        elif workers > 1 and len(todo) > 1:
-            _run_in_pool(todo, workers, on_result, bar)
-        else:
-            for spec in todo:
-                result = run_job_safely(spec, progress=progress)
-                on_result(spec, result)
-                bar.update(1, note=_note(spec, result))
+        print(f"interrupted: kept {len(results)} of {len(specs)} jobs, finished and cached under {cache}/jobs "
+              f"({reused} from before this run); the plan is in {plan_info['file']}; no results.csv or "
+              f"summary.json written; the same command resumes", file=sys.stderr, flush=True)
+        raise
     ordered = [results[k][1] for k in sorted(results, key=lambda k: (results[k][0]["trial"],
                                                                         specs.index(results[k][0])))]
     records = [r for res in ordered for r in res["records"]]
@@ -253,6 +293,17 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     from .claims import evaluate
 
     tested = evaluate(name, records, models, seed=seed) if records else {"predictions": [], "controls": [], "gate": {}}
+    from .diagnostics import iid_records, movement_table
+    from .search_edges import edge_table
+
+    iid = iid_records(records)
+    estimand_iid = None
+    if iid is not None:
+        tested_iid = evaluate(name, iid, models, seed=seed)
+        estimand_iid = {"what": "accuracy on i.i.d. test draws (the paper's estimand; repeats of training "
+                                "sequences included)",
+                        "rows": summarize([r for r in iid if _is_main(r)], keys, n_test),
+                        "predictions": tested_iid["predictions"], "controls": tested_iid["controls"]}
     try:
         version = metadata.version("headprompt")
     except metadata.PackageNotFoundError:
@@ -266,6 +317,11 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
                "controls": tested["controls"],
                "gate": tested["gate"],
                "splits": _splits(records, n_test),
+               "estimand": "rows, predictions and controls: the clean test split (no sequence of the training "
+                           "split); estimand_iid: the same on i.i.d. test draws (the paper's)",
+               "estimand_iid": estimand_iid,
+               "search_edges": edge_table(records),
+               "prompt_movement": movement_table(records, keys),
                "control_rows": summarize([r for r in records if not _is_main(r)], keys, n_test),
                "majority": majority_by_setting(records, keys),
                "quality": quality,
@@ -285,5 +341,8 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
             writer.writerows(records)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     if records:
+        from .paper_figure import paper_plot
+
         plot(name, summary, out / f"{name}.png", records)
+        paper_plot(name, records, out / f"{name}-paper.png")
     return summary

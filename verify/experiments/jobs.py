@@ -36,7 +36,7 @@ from pathlib import Path
 __all__ = ["JOB_FORMAT", "MODELS", "job_specs", "job_model", "hmm_seed", "hmm_recipe", "job_key", "run_job",
            "run_job_safely", "read_cached", "write_cached"]
 
-JOB_FORMAT = 4   # bump when a job's computation or its records change
+JOB_FORMAT = 5   # bump when a job's computation or its records change
 
 
 def _version() -> str:
@@ -160,10 +160,11 @@ def run_job(spec: dict, *, progress: bool = False) -> dict:
 
     from ...models.mlm.model import MLMConfig, PretrainConfig
     from ...models.mlm.pretrain import load_or_pretrain
-    from ...models.mlm.fair import FAIR_METHODS, tune_fair
+    from ...models.mlm.fair import FAIR_METHODS, prompt_refit, tune_fair
+    from ...models.generate.sampling import sample
     from ...models.mlm.gate import read_gate
     from ...models.mlm.splits import distinct_splits, overlap
-    from ...models.mlm.tuning import SPLITS, ExactBackbone, MLMBackbone, TaskConfig, TuneConfig, make_task, tune
+    from ...models.mlm.tuning import ExactBackbone, MLMBackbone, TaskConfig, TuneConfig, make_task, tune
 
     t_job = time.perf_counter()
     if spec.get("threads"):
@@ -190,11 +191,15 @@ def run_job(spec: dict, *, progress: bool = False) -> dict:
         if len(tokens[split]) == 0:
             raise ValueError(f"no {split} sequence distinct from the training split in "
                              f"{split_report[split]['drawn']} draws: the HMM repeats its sequences")
+    # the paper's estimand: a test set of i.i.d. draws, repeats of training sequences included
+    tokens["iid"] = sample(data_model.to_float(), task_cfg.num_test, task_cfg.length,
+                           rng=np.random.default_rng([seed, *key, 4, trial]))[0]
     task = make_task(data_model, task_cfg, rng=np.random.default_rng([seed, *key, 2, trial]), tokens=tokens)
     split_cols = {"val_size": split_report["val"]["size"], "test_size": split_report["test"]["size"],
                   "val_overlap": overlap(tokens["val"], tokens["train"]),
                   "test_overlap": overlap(tokens["test"], tokens["train"]),
-                  "test_rejected": split_report["test"]["rejected"], "test_drawn": split_report["test"]["drawn"]}
+                  "test_rejected": split_report["test"]["rejected"], "test_drawn": split_report["test"]["drawn"],
+                  "iid_size": len(tokens["iid"]), "iid_overlap": overlap(tokens["iid"], tokens["train"])}
     quality, mlm_cols = None, {"pretrain_key": "", "gate_tv": "", "gate_tv_first": "", "mlm_loss": "",
                                "exact_loss": "", "loss_gap": "", "gate0_tv": "", "gate0_se": "", "gate0_bound": "",
                                "gate0_sequences": "", "gate_passed": "", "pretrain_steps": "",
@@ -228,7 +233,7 @@ def run_job(spec: dict, *, progress: bool = False) -> dict:
         every = [model_name, "attention"] in spec["methods"]
         if (model_name, every) not in shared:
             compute = backbones[model_name].all_outputs if every else backbones[model_name].mask_outputs
-            shared[(model_name, every)] = {s: compute(task.tokens[s]) for s in SPLITS}
+            shared[(model_name, every)] = {s: compute(task.tokens[s]) for s in task.tokens}
         out = shared[(model_name, every)]
         return out if base == "attention" else ({s: f[:, 0] for s, f in out.items()} if every else out)
 
@@ -242,21 +247,54 @@ def run_job(spec: dict, *, progress: bool = False) -> dict:
         else:
             acc = tune(backbones[model_name], task, method, tune_cfg, seed=1000 * seed + trial,
                        features=features(model_name, method), progress=progress)
-            done[(model_name, method)] = acc
-        records.append({
-            "experiment": spec["experiment"], **spec["setting"], "trial": trial, "model": model_name,
-            "method": method, "accuracy": acc["test"], "val_accuracy": acc["val"], "train_accuracy": acc["train"],
-            "selected": acc.get("selected", ""),
-            "searched": " ".join(f"{k}:{v:.4f}" for k, v in acc.get("searched", {}).items()),
-            "majority": task.majority_accuracy("test"), "redraws": task.redraws,
-            "control": _is_control(spec, model_name, method),
-            "hmm": hmm_recipe(spec), "hmm_seed": " ".join(map(str, hmm_seed(spec))),
-            "hmm_index": spec["hmm_index"], **split_cols, **mlm_cols,
-            "seconds": round(time.perf_counter() - t0, 3)})
+        done[(model_name, method)] = acc
+        rows = [(method, acc)]
+        if method == "prompt-fair":
+            rows.append(("prompt-refit", prompt_refit(acc["prompted"], task.labels)))
+        for name, a in rows:
+            records.append({
+                "experiment": spec["experiment"], **spec["setting"], "trial": trial, "model": model_name,
+                "method": name, "accuracy": a["test"], "val_accuracy": a["val"], "train_accuracy": a["train"],
+                "iid_accuracy": a["iid"], "selected": a.get("selected", ""),
+                "searched": " ".join(f"{k}:{v:.4f}" for k, v in a.get("searched", {}).items()),
+                "edge": a.get("edge", ""), "edge_beats": a.get("edge_beats", ""),
+                **_movement(name, a, model_name, done, features(model_name, "head") if name.startswith("prompt") else None),
+                "majority": task.majority_accuracy("test"), "redraws": task.redraws,
+                "control": _is_control(spec, model_name, name),
+                "hmm": hmm_recipe(spec), "hmm_seed": " ".join(map(str, hmm_seed(spec))),
+                "hmm_index": spec["hmm_index"], **split_cols, **mlm_cols,
+                "seconds": round(time.perf_counter() - t0, 3)})
     pretrain = None if info is None else {"final_loss": info["final_loss"], "unigram_entropy": info["unigram_entropy"],
                                           "seconds": info["seconds"], "cached": info["cached"]}
     return {"key": job_key(spec), "records": records, "quality": quality, "pretrain": pretrain,
             "seconds": time.perf_counter() - t_job}
+
+
+MOVEMENT = ("prompt_tv", "prompt_out_changed", "prompt_pred_changed", "prompt_grad0", "prompt_shift",
+            "prompt_saturated")
+
+
+def _movement(method: str, acc: dict, model: str, done: dict, unprompted: dict | None) -> dict:
+    """How far a prompt moved what the head reads (empty for other methods): ``prompt_tv``, the
+    mean total variation between the prompted and the unprompted output at the ``[MASK]`` on
+    the test split; ``prompt_out_changed``, the share of test outputs moved by a TV above 0.01;
+    ``prompt_pred_changed``, the share of test predictions that differ from the same protocol's
+    linear head (``prompt`` against ``head``, ``prompt-fair`` and ``prompt-refit`` against
+    ``head-fair``); and the diagnosis of :func:`models.mlm.tuning.tune` (``prompt_grad0``,
+    ``prompt_shift``, ``prompt_saturated``)."""
+    import numpy as np
+
+    if method == "prompt-refit":
+        acc = {**done[(model, "prompt-fair")], "predictions": acc["predictions"]}
+    if "prompted" not in acc or unprompted is None:
+        return {k: "" for k in MOVEMENT}
+    tv = 0.5 * (acc["prompted"]["test"].double() - unprompted["test"].double().cpu()).abs().sum(-1)
+    head = done.get((model, "head" if method == "prompt" else "head-fair"))
+    changed = "" if head is None else round(float(np.mean(acc["predictions"]["test"] != head["predictions"]["test"])), 6)
+    return {"prompt_tv": round(float(tv.mean()), 6), "prompt_out_changed": round(float((tv > 0.01).double().mean()), 6),
+            "prompt_pred_changed": changed, "prompt_grad0": float(f"{acc['prompt_grad0']:.6g}"),
+            "prompt_shift": round(acc["prompt_shift"], 6), "prompt_saturated": round(acc["prompt_saturated"], 6)
+            if acc["prompt_saturated"] == acc["prompt_saturated"] else ""}
 
 
 def _is_control(spec: dict, model: str, method: str) -> bool:

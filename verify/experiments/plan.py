@@ -14,6 +14,12 @@ holds a different plan is refused (:class:`InputError`, exit 2) unless ``replan`
 it is overwritten and both hashes are reported (``replaced_sha256``), and ``summary.json``
 records both. Without ``--plan`` the plan goes to ``plan.json`` in the output directory,
 overwritten with both hashes recorded when it changed.
+
+Plans before results, visibly: a ``--plan FILE`` run starts only when :func:`plan_commit` finds
+the plan in git history before any result exists: a commit whose copy of ``FILE`` holds the same
+plan (the same hash), or a commit whose message names the plan's sha256. Otherwise the plan is
+written and the run refused (exit 2) with the commands that commit it; ``--uncommitted-plan``
+starts anyway and ``summary.json`` records ``"commit": null``.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from pathlib import Path
 
 from ...models.exceptions import InputError
 
-__all__ = ["PLAN_FORMAT", "build_plan", "plan_hash", "write_plan"]
+__all__ = ["PLAN_FORMAT", "build_plan", "plan_hash", "write_plan", "plan_commit"]
 
 PLAN_FORMAT = 1
 
@@ -41,7 +47,7 @@ def _version() -> str:
 def build_plan(name: str, scale: str, config: dict, *, trials: int, seed: int, models: str,
                share_pretraining: bool) -> dict:
     """The plan (module docstring) of a run; ``config`` is :func:`.config.scale_to_dict`'s."""
-    from ...models.mlm.fair import L2_GRID, LR_FACTORS
+    from ...models.mlm import fair
     from . import stats
     from .claims import family, claim_tests
     from .config import SYNTAX_STATES
@@ -71,10 +77,19 @@ def build_plan(name: str, scale: str, config: dict, *, trials: int, seed: int, m
         "splits": "validation and test sequences never occur in the training split (drawn until distinct)",
         "baselines": {"paper": {"optimizer": "AdamW", **config["tune"]},
                       "head-fair": {"model": "L2-regularised logistic regression, full-batch L-BFGS to "
-                                             "convergence", "l2_grid": list(L2_GRID)},
+                                             "convergence", "l2_start": list(fair.L2_START),
+                                    "l2_stronger": list(fair.L2_STRONGER), "l2_weaker": list(fair.L2_WEAKER)},
                       "search-fair": {"methods": ["prompt-fair", "attention-fair", "attention-tokens-fair"],
-                                      "learning_rates": [config["tune"]["learning_rate"] * f for f in LR_FACTORS]},
+                                      "lr_factors_start": list(fair.LR_START), "lr_factors_lower": list(fair.LR_LOWER),
+                                      "lr_factors_higher": list(fair.LR_HIGHER),
+                                      "paper_learning_rate": config["tune"]["learning_rate"]},
+                      "prompt-refit": "prompt-fair's selected prompt, its linear head refitted as head-fair",
+                      "budget": fair.SEARCH_BUDGET,
+                      "extension": "while the selection is the first or last configuration tried, the next "
+                                   "value past that edge is added (up to the budget)",
                       "selection": "best validation accuracy"},
+        "estimands": {"clean": "test split without sequences of the training split",
+                      "iid": "i.i.d. test draws (the paper's estimand), [seed, key, 4, trial]"},
         "tests": claim_tests(name, models),
         "rule": {"test": "verify.experiments.stats.pooled_test", "method": stats.METHOD, "alpha": stats.ALPHA,
                  "effect": stats.EFFECT, "power": stats.POWER,
@@ -120,3 +135,35 @@ def write_plan(path: Path | str, plan: dict, *, replan: bool, strict: bool = Tru
     except OSError as exc:
         raise InputError(f"--plan: cannot write {path} ({exc.strerror or exc})") from None
     return {"file": str(path), "sha256": digest, "replaced_sha256": old if old not in (None, digest) else None}
+
+
+def _git(cwd: Path, *args: str) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def plan_commit(path: Path | str, digest: str) -> str | None:
+    """The first commit (full hash) whose copy of ``path`` holds the plan of hash ``digest``, or
+    whose message names ``digest``; ``None`` when there is none (or no git repository)."""
+    path = Path(path).resolve()
+    top = _git(path.parent, "rev-parse", "--show-toplevel")
+    if top is None:
+        return None
+    top = Path(top.strip())
+    rel = path.relative_to(top).as_posix()
+    named = _git(top, "log", "--format=%H", "--reverse", f"--grep={digest}")
+    if named and named.split():
+        return named.split()[0]
+    for commit in (_git(top, "log", "--format=%H", "--reverse", "--", rel) or "").split():
+        text = _git(top, "show", f"{commit}:{rel}")
+        try:
+            if text is not None and plan_hash(json.loads(text)["plan"]) == digest:
+                return commit
+        except (ValueError, KeyError, TypeError):
+            continue
+    return None

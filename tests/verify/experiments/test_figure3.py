@@ -129,7 +129,7 @@ def test_tie_is_label_one_through_models_task():
     assert task_labels(post, mu).tolist() == [1, 0, 1]          # a tie goes to label 1 (SPEC)
 
 
-@pytest.mark.parametrize("name,rows,records", [("fig3-left", 2 * 8, 2 * 8), ("fig3-right", 2 * 4, 10 + 8)])
+@pytest.mark.parametrize("name,rows,records", [("fig3-left", 2 * 10, 2 * 10), ("fig3-right", 2 * 4, 10 + 8)])
 def test_cli_experiment_tiny_end_to_end(name, rows, records, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"
@@ -156,11 +156,23 @@ def test_cli_experiment_tiny_end_to_end(name, rows, records, tmp_path, monkeypat
         assert row["model"] in ("mlm", "exact") and row["trials"] == 1
         assert 0 <= row["ci95"][0] <= row["accuracy"] <= row["ci95"][1] <= 1
     assert {r["model"] for r in printed["rows"]} == {"mlm", "exact"}
-    assert {r["method"] for r in printed["rows"]} == ({"head", "head-fair", "prompt", "prompt-fair"}
+    assert {r["method"] for r in printed["rows"]} == ({"head", "head-fair", "prompt", "prompt-fair", "prompt-refit"}
                                                        if name == "fig3-left" else
                                                        {"head", "head-fair", "attention", "attention-fair"})
-    # per model: the fair claim and the paper protocol's reproduction (fig3-right: and the interaction)
-    assert len(printed["predictions"]) == (4 if name == "fig3-left" else 6)
+    # per model: the fair claim and the paper protocol's reproduction (fig3-left: and the refit
+    # sensitivity analysis; fig3-right: and the interaction)
+    assert len(printed["predictions"]) == 6
+    # the paper's estimand beside the clean one, the searches' edges, the prompts' movement, and
+    # the paper-style figure beside the diagnostic one
+    iid = printed["estimand_iid"]
+    assert len(iid["rows"]) == rows and len(iid["predictions"]) == len(printed["predictions"])
+    assert {(e["model"], e["method"]) for e in printed["search_edges"]} >= {("exact", "head-fair"), ("mlm", "head-fair")}
+    for e in printed["search_edges"]:
+        assert e["on_edge"] + e["path_end"] <= e["selections"] and e["edge_beats"] <= e["on_edge"]
+    if name == "fig3-left":
+        assert {m["method"] for m in printed["prompt_movement"]} == {"prompt", "prompt-fair", "prompt-refit"}
+        assert all(0 <= m["tv_mean"] <= 1 and 0 <= m["predictions_changed"] <= 1 for m in printed["prompt_movement"])
+    assert (out / f"{name}.png").stat().st_size > 0 and (out / f"{name}-paper.png").stat().st_size > 0
     for p in printed["predictions"]:
         assert isinstance(p["held"], bool) and p["evidence"] and p["paired"]
         for d in p["paired"]:

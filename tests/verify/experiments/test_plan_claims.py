@@ -1,15 +1,18 @@
 """The plan on file (hash stable under layout, changed by any setting; a changed plan refused
-without --replan) and the tested claims (per-trial gate exclusion counted; the 2 x 2
+without --replan; a --plan run refused until its plan is in a git commit) and the tested claims (per-trial gate exclusion counted; the 2 x 2
 interaction computed from its four cells, by hand here)."""
 
 import json
+import os
+import shutil
+import subprocess
 
 import pytest
 
 from headprompt.verify.cli.main import main
 from headprompt.verify.experiments.claims import evaluate, family, claim_tests
 from headprompt.verify.experiments.config import SCALES, scale_to_dict
-from headprompt.verify.experiments.plan import build_plan, plan_hash
+from headprompt.verify.experiments.plan import build_plan, plan_commit, plan_hash
 
 
 def _plan(**change):
@@ -33,24 +36,62 @@ def test_plan_hash_is_stable_and_changes_with_any_setting():
 
 def test_a_changed_plan_is_refused_without_replan(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
-    plan = tmp_path / "plan.json"
-    argv = ["experiment", "fig3-left", "--scale", "tiny", "--model", "exact", "--device", "cpu", "--cached-only",
+    plan = tmp_path / "plan.json"                                  # tmp_path is no git repository
+    argv = ["experiment", "fig3-left", "--scale", "tiny", "--model", "exact", "--device", "cpu",
             "--out", str(tmp_path / "out"), "--plan", str(plan), "--seed", "26", "--json"]
-    assert main(argv) == 0                                         # nothing runs: the plan is written first
+    assert main(argv) == 2                                         # nothing runs: the plan is written first
+    err = capsys.readouterr().err
+    assert "not in a git commit" in err and "git add" in err and len(err.strip().splitlines()) == 1
     first = json.loads(plan.read_text())
     assert first["sha256"] == plan_hash(first["plan"])
-    summary = json.loads(capsys.readouterr().out)
-    assert summary["plan"]["sha256"] == first["sha256"] and summary["plan"]["replaced_sha256"] is None
-    assert main(argv) == 0                                         # the same plan again: accepted
-    capsys.readouterr()
+    assert main(argv) == 2                                         # the same plan again: still uncommitted
+    assert "not in a git commit" in capsys.readouterr().err
     changed = [a if a != "26" else "27" for a in argv]
     assert main(changed) == 2
     err = capsys.readouterr().err
     assert "holds a different plan" in err and "--replan" in err and len(err.strip().splitlines()) == 1
     assert json.loads(plan.read_text())["sha256"] == first["sha256"]    # left as it was
-    assert main(changed + ["--replan"]) == 0
+    assert main(changed + ["--replan"]) == 2
+    assert "not in a git commit" in capsys.readouterr().err
+    assert json.loads(plan.read_text())["sha256"] != first["sha256"]
+
+
+def _git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t"})
+    return subprocess.run(["git", "log", "-1", "--format=%H"], cwd=cwd, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_plan_runs_only_once_committed_and_summary_names_the_commit(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    plan = repo / "plan.json"
+    cfg = tmp_path / "one.json"
+    cfg.write_text(json.dumps({"hidden_sizes": [4]}))
+    argv = ["experiment", "fig3-left", "--scale", "tiny", "--model", "exact", "--device", "cpu", "--trials", "1",
+            "--config", str(cfg), "--out", str(tmp_path / "out"), "--plan", str(plan), "--json"]
+    assert main(argv) == 2 and not (tmp_path / "out" / "results.csv").exists()
+    digest = json.loads(plan.read_text())["sha256"]
+    assert plan_commit(plan, digest) is None
+    _git(repo, "add", "plan.json")
+    commit = _git(repo, "commit", "-q", "-m", "plan")
+    assert plan_commit(plan, digest) == commit
+    capsys.readouterr()
+    assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["plan"]["replaced_sha256"] == first["sha256"] != summary["plan"]["sha256"]
+    assert summary["plan"]["commit"] == commit and (tmp_path / "out" / "results.csv").exists()
+    # the hash named in a commit message counts too (the plan file itself may live elsewhere)
+    other = repo / "elsewhere.json"
+    other.write_text(plan.read_text())
+    (repo / "note.txt").write_text("x")
+    _git(repo, "add", "note.txt")
+    named = _git(repo, "commit", "-q", "-m", f"plan of the next run: sha256 {digest}")
+    assert plan_commit(other, digest) in (commit, named)
+    assert plan_commit(other, "0" * 64) is None
 
 
 def _rows(trial, H, gate_ok, accs):

@@ -1,0 +1,54 @@
+"""Edges of ``verify experiment`` (issue 35, item 7): ``--cached-only`` on an empty cache does
+not exit 0 claiming results it did not write, and Ctrl-C stops a run promptly with one line
+saying what was kept."""
+
+import json
+import re
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from headprompt.verify.cli.main import main
+
+
+def test_cached_only_on_an_empty_cache_writes_nothing_and_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HEADPROMPT_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    code = main(["experiment", "fig3-left", "--scale", "tiny", "--cached-only", "--device", "cpu", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "none of this sweep's" in captured.err and "nothing written" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1 and "wrote" not in captured.out
+    assert not any((out / f).exists() for f in ("results.csv", "summary.json", "fig3-left.png", "fig3-left-paper.png"))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_stops_promptly_and_says_what_was_kept(tmp_path):
+    env = {**os.environ, "HEADPROMPT_CACHE": str(tmp_path / "cache")}
+    out = tmp_path / "out"
+    # the paper scale's exact jobs take minutes each: the interrupt lands inside a running job
+    proc = subprocess.Popen([sys.executable, "-m", "headprompt.verify", "experiment", "fig3-left", "--scale", "paper",
+                             "--model", "exact", "--device", "cpu", "--workers", "2", "--out", str(out)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)            # its own process group, like a terminal's
+    deadline = time.monotonic() + 120
+    while not (out / "plan.json").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert (out / "plan.json").exists(), proc.communicate()[1]
+    time.sleep(3.0)                                              # the workers are running their jobs
+    os.killpg(proc.pid, signal.SIGINT)                           # what Ctrl-C in a terminal sends
+    t0 = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert time.monotonic() - t0 < 10, "Ctrl-C took too long"
+    assert proc.returncode == 130
+    kept = [ln for ln in err.splitlines() if ln.startswith("interrupted: kept")]
+    assert len(kept) == 1 and re.search(r"kept 0 of \d+ jobs", kept[0]) and "resumes" in kept[0], err
+    assert not (out / "results.csv").exists() and json.loads((out / "plan.json").read_text())["sha256"]
