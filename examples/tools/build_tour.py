@@ -34,7 +34,7 @@ is exactly what `verify theorem 3.6 --hidden 8 --vocab 4 --samples 500 --length 
 labels on the sequences checked: on a one-label task any constant head agrees with `F*`. The report
 says so in `vacuous`, which every check below asserts is false beside its verdict."""),
     ("code", """assert report.verdict == "verified" and report.exit_code == 0
-assert not report.to_dict()["vacuous"], report.to_dict()["labels"]   # both labels of F* occurred
+assert not report.vacuous, report.to_dict()["labels"]   # both labels of F* occurred
 print(report)"""),
     ("md", """## Rows and margins
 
@@ -71,7 +71,7 @@ def prompt_tuning_works(hmm):
     labels = r.to_dict()["labels"]
     seen.append((hmm.num_states, hmm.num_tokens, labels["0"], labels["1"]))
     assert r.verdict == "verified", r
-    assert not r.to_dict()["vacuous"], labels          # both labels occurred: the check could have failed
+    assert not r.vacuous, labels          # both labels occurred: the check could have failed
 
 
 prompt_tuning_works()
@@ -132,7 +132,7 @@ print("smallest fitted transition:", f"{learned.A.min():.1e}", "(the truth has e
 
 learned_report = headprompt.check(learned, "3.6", rationalize=0.02, samples=2000, length=6, seed=0)
 print(learned_report)"""),
-    ("code", """assert learned_report.verdict == "verified" and not learned_report.to_dict()["vacuous"]
+    ("code", """assert learned_report.verdict == "verified" and not learned_report.vacuous
 conv = learned_report.to_dict()["instance"]["rationalized"]
 rob = learned_report.to_dict()["robustness"]
 print(f"verdict {learned_report.verdict}; pruned {conv['pruned_entries']} entries; column distances "
@@ -154,7 +154,7 @@ length 6."""),
                             [["3/4", "1/4"], ["1/4", "3/4"]],       # W: independent columns
                             ["1/2", "1/2"], mu=[1, -1])
 mine = headprompt.check(hmm, "3.3", exhaustive=True, length=6)
-assert mine.verdict == "verified" and not mine.to_dict()["vacuous"]
+assert mine.verdict == "verified" and not mine.vacuous
 print(mine)"""),
     ("md", """Why a verdict is what it is: the assumptions table says which hypothesis holds and why. A chain
 that alternates deterministically (`A = [[0, 1], [1, 0]]`) has period 2, so Assumption 3.2
