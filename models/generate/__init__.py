@@ -1,4 +1,6 @@
 """Making instances and data: Appendix D's generators (:mod:`.generators`, :mod:`.memory`),
-families that satisfy or break each assumption by construction (:mod:`.families`), tasks that
-are never vacuous (:mod:`.tasks`), hypothesis strategies over them (:mod:`.strategies`) and
-sampling of sequences (:mod:`.sampling`)."""
+families that satisfy or break each assumption by construction (:mod:`.families`,
+:mod:`.memory_families`, :mod:`.choices`), tasks that are never vacuous (:mod:`.tasks`,
+:mod:`.label_tasks`), hypothesis strategies over them (:mod:`.strategies`, with
+:mod:`.strategy_options` and :mod:`.strategy_tasks`) and sampling of sequences
+(:mod:`.sampling`)."""
