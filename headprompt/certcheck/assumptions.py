@@ -31,7 +31,7 @@ from .exact import left_inverse_ok, rank, scaled
 from .fields import boolean, field, indices, known_keys, matrix, of_list, vector
 from .outcomes import Rejected, Unreadable, Vacuous
 from .theorems import THEOREMS
-from .work import matrix_work
+from .work import METER, digits, fraction_ops, matrix_work
 
 __all__ = ["regularity", "assumption_names", "vanilla_assumptions", "assumption_state", "fails_text",
            "failing_text", "memory_assumptions", "nondegenerate", "degenerate"]
@@ -231,7 +231,7 @@ def nondegenerate(inst, theorem, H_star, name, where):
     rU = rank(U)
     if rU != len(U):
         raise Rejected(f"{where}: Assumption {name}: the columns W_(m,h), h in H*, are not independent (rank {rU} of {len(U)})")
-    if rank(U + rest) != rU + rank(rest):
+    if rest and rank(U + rest) != rU + rank(rest):        # no other columns: nothing to meet (no second rank)
         raise Rejected(f"{where}: Assumption {name}: the span of the H* columns meets the other columns' span")
 
 
@@ -251,6 +251,7 @@ def degenerate(inst, theorem, evidence, name, where):
             if [tuple(c) if isinstance(c, list) else c for c in of_list(field(item, "columns", w), None, w)] != U:
                 raise Rejected(f"{w}: columns are not the columns of S* = {{{s}}}")
             v = vector(field(item, "null_vector", w), len(U), f"{w}.null_vector")
+            METER.charge(fraction_ops(2 * inst.m * len(U), max(digits(a.denominator) for a in v) + 20), w)
             comb = [sum(a * inst.W[x][m][h] for a, (m, h) in zip(v, U)) for x in range(inst.m)]
             if not any(v) or any(comb):
                 raise Rejected(f"{w}: null_vector is not a nonzero v with U v = 0")
@@ -263,6 +264,7 @@ def degenerate(inst, theorem, evidence, name, where):
                 raise Rejected(f"{w}: V_columns are not among the other relevant columns")
             a = vector(field(item, "a", w), len(U), f"{w}.a")
             c = vector(field(item, "c", w), len(V), f"{w}.c")
+            METER.charge(fraction_ops(2 * inst.m * (len(U) + len(V)), max(digits(k.denominator) for k in a + c) + 20), w)
             left = [sum(k * inst.W[x][m][h] for k, (m, h) in zip(a, U)) for x in range(inst.m)]
             right = [sum(k * inst.W[x][m][h] for k, (m, h) in zip(c, V)) for x in range(inst.m)]
             if left != right or not any(left):

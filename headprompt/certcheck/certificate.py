@@ -9,14 +9,15 @@ from .fields import field, known_keys
 from .memory_hmm import Memory
 from .no_linear_head import memory_motzkin, vanilla_motzkin
 from .no_prompt_and_head import no_prompt_and_head
-from .outcomes import Rejected, Unreadable
-from .reading import FORMAT, VERSION, read_file, with_digits
+from .outcomes import Accepted, Rejected, Unreadable
+from .reading import FORMAT, VERSION, read_file, unicode_text, with_digits
 from .theorem_memory import memory_theorem
 from .theorem_vanilla import vanilla_theorem
 from .theorems import FEATURES, THEOREMS
 from .vanilla_hmm import Vanilla
+from .work import METER
 
-__all__ = ["check", "check_file"]
+__all__ = ["check", "check_file", "judge"]
 
 
 _TOP = ("format", "version", "theorem", "claim", "instance", "notes")
@@ -28,10 +29,18 @@ def check(cert) -> str:
     Raises:
         Rejected (Vacuous): a claim fails (holds only vacuously). Unreadable: malformed.
     """
+    return str(with_digits(lambda: judge(cert)))
+
+
+def judge(cert) -> Accepted:
+    """:func:`check`, returning the accepted line with the sets of sequences it is about
+    (:class:`.Accepted`; what a separation needs)."""
     return with_digits(lambda: _check(cert))
 
 
-def _check(cert) -> str:
+def _check(cert) -> Accepted:
+    METER.reset()
+    unicode_text(cert)
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         raise Unreadable(f"not a {FORMAT} file (field \"format\")")
     version = cert.get("version")
@@ -68,18 +77,17 @@ def _check(cert) -> str:
         entry = {k: cert[k] for k in ("sequences", "labels", "certificate", "prompt") if k in cert}
         said = (vanilla_motzkin(inst, theorem, entry, "certificate") if kind == "hmm"
                 else memory_motzkin(inst, theorem, entry, "certificate"))
-        if theorem == "3.3":
-            said += ": Theorem 3.3's conclusion fails on this instance"
-        return f"accepted: {said} (Theorem {theorem}'s features {FEATURES[theorem]})"
+        tail = ": Theorem 3.3's conclusion fails on this instance" if theorem == "3.3" else ""
+        return said.said(f"accepted: {said}{tail} (Theorem {theorem}'s features {FEATURES[theorem]})")
     if claim == "no-prompt-and-head":
         if theorem != "3.6":
             raise Rejected("a no-prompt-and-head certificate is about Theorem 3.6's prompts")
         known_keys(cert, _TOP + ("sequences", "labels", "certificate", "prompts"), "certificate")
         said = no_prompt_and_head(inst, cert, "certificate")
-        return f"accepted: {said}: Theorem 3.6's conclusion fails on this instance"
+        return said.said(f"accepted: {said}: Theorem 3.6's conclusion fails on this instance")
     raise Unreadable(f"claim {str(claim)[:30]!r}: expected theorem, no-linear-head or no-prompt-and-head")
 
 
 def check_file(path: str) -> str:
     """Read (strictly, bounded) and check the certificate at ``path``."""
-    return with_digits(lambda: _check(read_file(path)))
+    return str(with_digits(lambda: _check(read_file(path))))

@@ -12,7 +12,24 @@ from .outcomes import Rejected, Unreadable, Vacuous
 from .reading import read_file, with_digits
 from .separation import check_separation
 
-__all__ = ["main"]
+__all__ = ["main", "printable", "ASCII_FALLBACKS"]
+
+ASCII_FALLBACKS = {"∅": "{}", "⊙": "*", "†": "^+", "²": "^2"}
+"""Every non-ASCII symbol the checker writes, and what it writes instead where the output
+cannot encode it (``G_1({}, x)`` for ``G_1(∅, x)``)."""
+
+
+def printable(line: str, stream) -> str:
+    """``line`` as ``stream`` can encode it: unchanged when it can, else with
+    :data:`ASCII_FALLBACKS` and any other character (a name from the file, a lone surrogate)
+    as a backslash escape. So the exit code never depends on the terminal's encoding."""
+    try:
+        line.encode(getattr(stream, "encoding", None) or "ascii")
+        return line
+    except (UnicodeEncodeError, LookupError):
+        for symbol, text in ASCII_FALLBACKS.items():
+            line = line.replace(symbol, text)
+        return line.encode("ascii", "backslashreplace").decode("ascii")
 
 
 def main(argv=None) -> int:
@@ -47,7 +64,7 @@ def _emit(line: str, code: int, stream) -> int:
     """Write the one line and return ``code``; if it cannot be written (a closed pipe, a full
     device) exit 2: a verdict nobody could read is not reported as one (0 and 1 are verdicts)."""
     try:
-        print(line, file=stream)
+        print(printable(line, stream), file=stream)
         stream.flush()
         return code
     except (OSError, ValueError, AttributeError):

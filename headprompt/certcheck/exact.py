@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from .outcomes import Rejected, Unreadable
-from .work import LIMITS
+from .work import LIMITS, METER, digits, fraction_ops, int_ops
 
 __all__ = ["scaled", "scaled_rows", "rank", "left_inverse_ok", "label", "stochastic"]
 
@@ -40,6 +40,9 @@ def rank(columns) -> int:
             continue
         rows[r], rows[pivot] = rows[pivot], rows[r]
         p = rows[r]
+        size = max(digits(max(row, key=abs)) for row in rows[r:])      # the integers grow as it eliminates
+        METER.charge(int_ops(2 * (len(rows) - r - 1) * width, size, size) + fraction_ops(len(rows) - r - 1, size),
+                     "an exact rank")
         for i in range(r + 1, len(rows)):
             f = rows[i][col]
             if f:
@@ -57,6 +60,8 @@ def left_inverse_ok(L, columns) -> bool:
     Li, DL = scaled_rows(L)
     Ci, DC = scaled_rows(columns)
     one = DL * DC
+    METER.charge(int_ops(len(Li) * len(Ci) * len(Ci[0] if Ci else ()), max(map(digits, (DL, DC))),
+                         max(map(digits, (DL, DC)))), "checking a left inverse")
     for a, row in enumerate(Li):
         for b, col in enumerate(Ci):
             if sum(x * y for x, y in zip(row, col) if x) != (one if a == b else 0):

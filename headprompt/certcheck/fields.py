@@ -15,7 +15,7 @@ from .work import LIMITS
 
 __all__ = ["RATIONAL", "ZERO", "field", "rational", "of_list", "vector", "matrix", "size", "indices", "boolean",
            "tokens", "listed_rows", "known_keys", "task_rows", "same_value", "same_ints", "labels_printed",
-           "prompt_vector"]
+           "prompt_vector", "distinct_rows"]
 
 
 RATIONAL = re.compile(r"(-?)(0|[1-9][0-9]*)(?:/([1-9][0-9]*))?", re.ASCII)
@@ -154,3 +154,17 @@ def prompt_vector(value, n, where):
     if any(not 0 <= v <= 1 for v in u):
         raise Rejected(f"{where}: a prompt entry is outside [0, 1]")
     return u
+
+
+def distinct_rows(rows, seqs, where="sequences"):
+    """``(rows, seqs, repeated)`` with every sequence once: a row repeating an earlier row's
+    sequence must repeat it exactly (else one of the two prints a false value: rejected) and is
+    then collapsed, so every count of an accepted line counts distinct sequences."""
+    first, keep = {}, []
+    for k, seq in enumerate(seqs):
+        j = first.setdefault(seq, k)
+        if j == k:
+            keep.append(k)
+        elif rows[k] != rows[j]:
+            raise Rejected(f"{where}[{k}] repeats the sequence of {where}[{j}] with other printed values")
+    return [rows[k] for k in keep], [seqs[k] for k in keep], len(seqs) - len(keep)

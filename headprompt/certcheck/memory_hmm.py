@@ -10,7 +10,7 @@ from fractions import Fraction
 from .exact import scaled, scaled_rows, stochastic
 from .fields import field, known_keys, matrix, of_list, size, task_rows, vector
 from .outcomes import Unreadable
-from .work import LIMITS, digits_of, matrix_work, memory_cost
+from .work import LIMITS, METER, digits, digits_of, fraction_ops, int_ops, matrix_work, memory_cost
 
 __all__ = ["Memory"]
 
@@ -102,6 +102,9 @@ class Memory:
         ``v_1..v_t``, each up to a positive factor: ``tau_i = pre_i ⊙ beta_i`` (``pre_i``:
         forward message into position ``i`` with every other input applied; ``beta_i``: backward
         message out of it)."""
+        t = len(inputs)
+        METER.charge(30 + int_ops(3 * t * self.L * (self.n + 1), t * self.growth, self.growth),
+                     "the lifted chain's messages")
         backs = [[1] * self.L]
         for v in reversed(inputs):
             backs.append(self.back(backs[-1], v))
@@ -136,6 +139,8 @@ class Memory:
         if norm == 0:
             return [Fraction(0)] * self.m
         nz = [(v, h, p[v * self.n + h]) for v in range(self.M) for h in range(self.n) if p[v * self.n + h]]
+        METER.charge(int_ops(self.m * len(nz), digits(norm), digits(self.DW)) + fraction_ops(self.m, digits(norm)),
+                     "the features Gbar")
         return [Fraction(sum(self.Wi[z][v][h] * t for v, h, t in nz), norm) for z in range(self.m)]
 
     def flat_emission(self, z):

@@ -15,9 +15,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .fields import field, same_ints
-from .no_linear_head import motzkin_label, motzkin_pattern, motzkin_rows
-from .outcomes import Rejected, Unreadable
-from .work import matrix_work
+from .no_linear_head import duplicates, motzkin_label, motzkin_pattern, motzkin_rows
+from .outcomes import Accepted, Rejected, Unreadable
+from .work import METER, digits, fraction_ops, matrix_work
 
 __all__ = ["no_prompt_and_head"]
 
@@ -37,6 +37,8 @@ def no_prompt_and_head(inst, entry, where):
         labels[k] = motzkin_label(inst, beta, k, where)
         coef = Fraction(y[k] - z[k]) / (inst.DA * inst.DW) ** len(seqs[k])
         if coef:
+            METER.charge(fraction_ops(2 * inst.n, digits(coef.denominator) + digits(max(beta))),
+                         f"{where}: d = sum_k (y_k - z_k) beta_k")
             for h in range(inst.n):
                 if beta[h]:
                     d[h] += coef * beta[h]
@@ -44,6 +46,8 @@ def no_prompt_and_head(inst, entry, where):
         raise Rejected(f"{where}: the printed labels are not F*(x) = {labels[:20]}")
     motzkin_pattern(y, z, labels, where)
     p1 = inst.step(inst.pi0)
+    METER.charge(fraction_ops(inst.nnz * inst.m + inst.nnz, max(digits(v.denominator) for v in d) + inst.wdigits),
+                 f"{where}: W diag(d) A diag(A pi0)")
     for g in range(inst.n):
         if not p1[g]:
             continue
@@ -51,5 +55,5 @@ def no_prompt_and_head(inst, entry, where):
         for x in range(inst.m):
             if sum(inst.W[x][i] * c for i, c in v.items()):
                 raise Rejected(f"{where}: W diag(d) A diag(A pi0) is not zero (row {x}, column {g})")
-    return (f"no prompt u in [0, 1]^|H| and no linear head b on Gbar_2(u, e(∅), e(x)) give F* on these "
-            f"{len(set(seqs))} sequences")
+    return Accepted(f"no prompt u in [0, 1]^|H| and no linear head b on Gbar_2(u, e(∅), e(x)) give F* on these "
+                    f"{len(set(seqs))} sequences{duplicates(seqs)}", lists=seqs)

@@ -13,7 +13,7 @@ import sys
 from .outcomes import Unreadable
 from .work import LIMITS, parse_work
 
-__all__ = ["FORMAT", "VERSION", "Reader", "READER", "loads", "read_file", "with_digits"]
+__all__ = ["FORMAT", "VERSION", "Reader", "READER", "loads", "read_file", "with_digits", "unicode_text"]
 
 
 FORMAT = "headprompt-certificate"
@@ -143,3 +143,24 @@ def with_digits(work):
     finally:
         if old is not None:
             sys.set_int_max_str_digits(old)
+
+
+def unicode_text(cert) -> None:
+    """Refuse a lone surrogate (``"\\ud800"``, which JSON can escape but no Unicode text holds) in
+    any key or string of a parsed certificate: a format error, found before any claim is judged,
+    whether the file would be accepted or rejected otherwise."""
+    stack = [cert]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                stack.append(key)
+                stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and not item.isascii():
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                bad = next(c for c in item if 0xD800 <= ord(c) <= 0xDFFF)
+                raise Unreadable(f"a lone surrogate \\u{ord(bad):04x} in a string: not Unicode text") from None

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from .assumptions import assumption_state, failing_text, memory_assumptions, nondegenerate
 from .exact import label, scaled
-from .fields import (field, indices, known_keys, labels_printed, listed_rows, matrix, prompt_vector, same_ints,
+from .fields import (distinct_rows, field, indices, known_keys, labels_printed, listed_rows, matrix, prompt_vector, same_ints,
                      same_value, tokens, vector)
-from .outcomes import Rejected, Unreadable, Vacuous
+from .outcomes import Accepted, Rejected, Unreadable, Vacuous
 from .theorems import ORIGIN, THEOREMS
+from .work import METER, digits, fraction_ops
 
 __all__ = ["memory_theorem"]
 
@@ -32,7 +33,7 @@ def memory_theorem(cert, theorem, inst):
         failing = [name for name, h in held.items() if not h]
         if not failing:
             raise Rejected("assumptions-fail: every assumption of the theorem holds (re-derived)")
-        return f"accepted: Theorem {theorem} assumptions-fail: {failing_text(held)} (re-derived; {state})"
+        return Accepted(f"accepted: Theorem {theorem} assumptions-fail: {failing_text(held)} (re-derived; {state})")
     if verdict not in ("verified", "refuted"):
         raise Unreadable(f"verdict {str(verdict)[:40]!r}: expected verified, refuted or assumptions-fail")
     w = field(cert, "witness", "certificate")
@@ -69,9 +70,11 @@ def memory_theorem(cert, theorem, inst):
         raise Unreadable("covers: a memory-theorem certificate covers the listed sequences")
     rows = listed_rows(field(cert, "sequences", "certificate"), "sequences")
     seqs = [tokens(field(r, "x", f"sequences[{k}]"), X, f"sequences[{k}].x") for k, r in enumerate(rows)]
+    rows, seqs, repeated = distinct_rows(rows, seqs)
     inst.budget(seqs)
     outside = [0 if h in H_star else 1 for _ in inst.configs for h in range(n)]
-    bad, in_R, seen = [], 0, set()
+    bad, in_R, seen = [], [], set()
+    vdigits = max(digits(v.numerator) + digits(v.denominator) for block in (q, *K, *V, *heads, *beta) for v in block)
     for k, (row, seq) in enumerate(zip(rows, seqs)):
         where = f"sequences[{k}]"
         known_keys(row, ("x", "in_R", "Z", "task_margin", "head_output", "attended", "F_star", "F") if inst.binary
@@ -87,13 +90,16 @@ def memory_theorem(cert, theorem, inst):
                            "not as printed")
         if not member:
             continue
-        in_R += 1
+        in_R.append(seq)
         stars = inst.task_scores(joint)
         if u is None:
             head_taus, values = taus, [inst.flat_emission(z) for z in seq]
         else:
             head_taus = inst.messages([scaled(u)[0]] + plain)[1]
             values = [inst.phi(u)] + [inst.flat_emission(z) for z in seq]
+        size = max(digits(max(t)) for t in head_taus) + digits(inst.DW) + vdigits
+        METER.charge(fraction_ops(len(head_taus) * (X * (n + 2 + inst.M * n) + inst.M * n * len(heads)), size),
+                     f"{where}: the attention head (Theta_K, Theta_V, b)")
         scores, outs = [], []
         for i, (tau, v) in enumerate(zip(head_taus, values)):
             g = inst.gbar(tau)
@@ -125,16 +131,17 @@ def memory_theorem(cert, theorem, inst):
             raise Rejected("refuted: no listed sequence in R has F(x) != F*(x)")
         x = list(seqs[bad[0]])
         if all_hold:
-            return (f"accepted: Theorem {theorem} refuted: its assumptions hold (re-derived: {state}), and {who} "
+            return Accepted(f"accepted: Theorem {theorem} refuted: its assumptions hold (re-derived: {state}), and {who} "
                     f"disagrees with F* on x = {x[:20]} in R (the witness is refuted, not the theorem)")
-        return (f"accepted: Theorem {theorem} refuted: {who} disagrees with F* on x = {x[:20]} in R; assumptions: "
+        return Accepted(f"accepted: Theorem {theorem} refuted: {who} disagrees with F* on x = {x[:20]} in R; assumptions: "
                 f"{state} (the witness is refuted, not the theorem)")
     classes = 2 if inst.binary else len(inst.mu_rows)
     if not in_R:
         raise Vacuous(f"no listed sequence lies in R ({len(seqs)} listed): the claim is about nothing")
     if len(seen) < classes:
-        raise Vacuous(f"{in_R} listed sequences lie in R and none has F*(x) = {min(set(range(classes)) - seen)}: "
+        raise Vacuous(f"{len(in_R)} listed sequences lie in R and none has F*(x) = {min(set(range(classes)) - seen)}: "
                       "the claim could not have failed on that label")
-    return (f"accepted: Theorem {theorem} verified: {who} gives "
-            f"F(x) = F*(x) on the {in_R} listed sequences in R (of {len(set(seqs))} listed, membership recomputed); "
-            f"assumptions re-derived: {state}")
+    said = f", {repeated} repeated row{'s' if repeated > 1 else ''} counted once" if repeated else ""
+    return Accepted(f"accepted: Theorem {theorem} verified: {who} gives "
+                    f"F(x) = F*(x) on the {len(in_R)} listed sequences in R (of {len(seqs)} distinct listed{said}, "
+                    f"membership recomputed); assumptions re-derived: {state}", covers=in_R)

@@ -28,12 +28,12 @@ from fractions import Fraction
 
 from .assumptions import assumption_state, vanilla_assumptions
 from .exact import label, scaled, scaled_rows
-from .fields import (field, known_keys, labels_printed, listed_rows, matrix, of_list, prompt_vector, rational,
+from .fields import (distinct_rows, field, known_keys, labels_printed, listed_rows, matrix, of_list, prompt_vector, rational,
                      same_value, tokens, vector)
 from .no_linear_head import vanilla_motzkin
-from .outcomes import Rejected, Unreadable, Vacuous
+from .outcomes import Accepted, Rejected, Unreadable, Vacuous
 from .theorems import ORIGIN
-from .work import LIMITS, matrix_work
+from .work import LIMITS, METER, digits, int_ops, matrix_work
 
 __all__ = ["is_construction", "head_on_states", "vanilla_theorem"]
 
@@ -56,17 +56,26 @@ def is_construction(inst, theorem, b_rows, u) -> bool | None:
         c = inst.pre("3.6", u)
     else:
         return None
-    if any(c[h] == 0 or inst.pi0[h] == 0 for h in states) or inst.m * inst.m * len(states) > LIMITS["matrix_work"]:
+    k = len(states)
+    if any(c[h] == 0 or inst.pi0[h] == 0 for h in states) or k * k * inst.m > LIMITS["matrix_work"]:
         return None
-    Li, _ = scaled_rows(L)
-    WL = [[sum(inst.Wint[x][h] * Li[i][y] for i, h in enumerate(states)) for y in range(inst.m)]
-          for x in range(inst.m)]
-    if any(WL[x][y] != WL[y][x] for x in range(inst.m) for y in range(x)):
-        return None
+    # Moore-Penrose: with L W_S = I, W_S L is symmetric iff G L = W_S^T for G = W_S^T W_S (then
+    # L = G^-1 W_S^T; conversely a symmetric idempotent W_S L is the orthogonal projection onto
+    # the columns of W_S, so W_S^T W_S L = W_S^T). k x k x |X| work: no |X| x |X| matrix is built.
+    Li, DL = scaled_rows(L)
+    METER.charge(int_ops(k * k * inst.m * 2 + k * inst.m * len(inst.mu), digits(DL) + inst.wdigits, digits(DL)),
+                 "recognising the construction")
+    cols = [[inst.Wint[x][h] for x in range(inst.m)] for h in states]
+    G = [[sum(a * b for a, b in zip(cols[i], cols[j]) if a) for j in range(k)] for i in range(k)]
+    for i in range(k):
+        for y in range(inst.m):
+            if sum(G[i][j] * Li[j][y] for j in range(k) if G[i][j]) != cols[i][y] * inst.DW * DL:
+                return None
     for mu, b in zip(inst.mu, b_rows):
-        coeff = [mu[h] * inst.pi0[h] / c[h] for h in states]
-        if [sum(k * L[i][x] for i, k in enumerate(coeff) if k) for x in range(inst.m)] != b:
-            return False
+        coeff, Dc = scaled([mu[h] * inst.pi0[h] / c[h] for h in states])
+        for x in range(inst.m):
+            if sum(a * Li[i][x] for i, a in enumerate(coeff) if a) * b[x].denominator != b[x].numerator * Dc * DL:
+                return False
     return True
 
 
@@ -105,7 +114,7 @@ def vanilla_theorem(cert, theorem, inst):
             line += f"; {claims[0]}, so Theorem 3.3's conclusion fails on this instance"
         elif claims:
             line += "; " + "; ".join(claims[:3]) + (f"; and {len(claims) - 3} more prompts" if len(claims) > 3 else "")
-        return line
+        return Accepted(line)
     if verdict not in ("verified", "refuted"):
         raise Unreadable(f"verdict {str(verdict)[:40]!r}: expected verified, refuted or assumptions-fail")
     witness = field(cert, "witness", "certificate")
@@ -137,10 +146,13 @@ def vanilla_theorem(cert, theorem, inst):
         where = f"sequences[{k}]"
         known_keys(row, ("x", "task_margin", "head_margin", "task_scores", "head_scores", "F_star", "F"), where)
         seqs.append(tokens(field(row, "x", where), inst.m, f"{where}.x"))
+    rows, seqs, repeated = distinct_rows(rows, seqs)
     seen, bad, possible = set(), [], set()
+    Ldigits = max((digits(v) for Lc in L for v in Lc), default=1)
     for k, beta in inst.betas(seqs):
         row, where = rows[k], f"sequences[{k}]"
         tnum, tden = inst.task(beta)
+        METER.charge(int_ops(inst.n * (len(L) + 1), digits(max(beta)), Ldigits), "the head's scores")
         norm = sum(p * b for p, b in zip(pre, beta) if p)
         hnum = [sum(a * b for a, b in zip(Lc, beta) if a) for Lc in L] if norm else [0] * len(L)
         hden = Dhead * norm
@@ -180,7 +192,7 @@ def vanilla_theorem(cert, theorem, inst):
                 f"x = {x[:20]}{' ...' if len(x) > 20 else ''} (Pr(x) > 0)")
         if not all_hold:
             tail = f"{who} disagrees with F* on x = {x[:20]} (Pr(x) > 0); assumptions: {state}"
-        return f"accepted: Theorem {theorem} refuted: {tail} (the witness is refuted, not the theorem)"
+        return Accepted(f"accepted: Theorem {theorem} refuted: {tail} (the witness is refuted, not the theorem)")
     classes = 2 if inst.binary else len(inst.mu)
     if not seen:
         raise Vacuous(f"no listed sequence has Pr(x) > 0 ({len(seqs)} listed): the claim is about nothing")
@@ -189,6 +201,8 @@ def vanilla_theorem(cert, theorem, inst):
         raise Vacuous(f"no listed sequence with Pr(x) > 0 has F*(x) = {missing[0]}: the claim could not have "
                       "failed on that class")
     scope = ("every sequence x with Pr(x) > 0 (by the identity)" if covers == "identity"
-             else f"the {len(possible)} listed sequences with Pr(x) > 0 (of {len(set(seqs))} listed)")
-    return (f"accepted: Theorem {theorem} verified: {who} gives F(x) = F*(x) "
-            f"on {scope}, {len(seqs)} sequences recomputed, {classes} classes occur; assumptions re-derived: {state}")
+             else f"the {len(possible)} listed sequences with Pr(x) > 0 (of {len(seqs)} listed)")
+    said = f", {repeated} repeated row{'s' if repeated > 1 else ''} counted once" if repeated else ""
+    return Accepted(f"accepted: Theorem {theorem} verified: {who} gives F(x) = F*(x) "
+                    f"on {scope}, {len(seqs)} distinct sequences recomputed{said}, {classes} classes occur; "
+                    f"assumptions re-derived: {state}", covers=possible, every=covers == "identity")

@@ -9,7 +9,7 @@ from fractions import Fraction
 from .exact import scaled, scaled_rows, stochastic
 from .fields import field, known_keys, matrix, of_list, task_rows, vector
 from .outcomes import Unreadable
-from .work import LIMITS, backward_cost, digits_of
+from .work import LIMITS, METER, backward_cost, digits, digits_of, int_ops, matrix_work
 
 __all__ = ["Vanilla"]
 
@@ -45,6 +45,9 @@ class Vanilla:
         self.nnz = sum(len(c) for c in self.cols)
         muint, self.Dmu = scaled_rows(self.mu)
         self.R = [[c[h] * self.pint[h] for h in range(n)] for c in muint]   # mu_c ⊙ pi0, times Dmu Dp
+        self.wcols = [[(x, self.Wint[x][h]) for x in range(m) if self.Wint[x][h]] for h in range(n)]
+        self.wdigits = digits(self.DW)
+        self.step_digits = digits(self.DA * self.DW)
         self.evidence = {}             # re-derived left inverses, for recognising the paper's construction
 
     def step(self, vec):
@@ -94,6 +97,9 @@ class Vanilla:
             del path[common:]
             del stack[common + 1:]
             beta = stack[-1]
+            steps = len(r) - common
+            METER.charge(30 + int_ops(steps * (self.nnz + self.n), digits(max(beta)) + steps * self.growth(), self.step_digits),
+                         "the backward passes")
             for z in r[common:]:
                 beta = self.back(beta, z)
                 if share:
@@ -104,8 +110,26 @@ class Vanilla:
     def task(self, beta):
         """``(scores numerators, common positive denominator)`` of ``mu_c . P[H_0 | x]``; the
         denominator is 0 when ``Pr(x) = 0``."""
+        METER.charge(int_ops(self.n * (len(self.R) + 1), digits(max(beta)), digits(self.Dp * self.Dmu)),
+                     "the task's scores")
         total = sum(p * b for p, b in zip(self.pint, beta) if p)
         return [sum(r * b for r, b in zip(row, beta) if r) for row in self.R], self.Dmu * total
+
+    def feature(self, tau):
+        """``(W tau, ||tau||_1)`` in integers (times ``DW``): the feature is ``W tau / ||tau||_1``
+        (0 when ``tau = 0``); only the nonzeros of ``W`` on the support of ``tau`` are touched."""
+        acc = [0] * self.m
+        METER.charge(int_ops(sum(len(self.wcols[h]) for h, t in enumerate(tau) if t), digits(max(tau, key=abs)), self.wdigits),
+                     "the features W tau")
+        for h, t in enumerate(tau):
+            if t:
+                for x, w in self.wcols[h]:
+                    acc[x] += w * t
+        return acc, sum(tau)
+
+    def feature_budget(self, seqs, where):
+        """Refuse before work when the features of these rows need too much."""
+        matrix_work(len(seqs), self.m, self.n, f"{where}: the features")
 
     def columns(self, states):
         return [[self.W[x][h] for x in range(self.m)] for h in states]

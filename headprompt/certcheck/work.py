@@ -14,7 +14,8 @@ import re
 
 from .outcomes import Unreadable
 
-__all__ = ["LIMITS", "parse_work", "digits_of", "limb_work", "backward_cost", "memory_cost", "matrix_work"]
+__all__ = ["LIMITS", "parse_work", "digits_of", "limb_work", "backward_cost", "memory_cost", "matrix_work", "Meter",
+           "METER", "int_ops", "fraction_ops", "digits"]
 
 
 LIMITS = {
@@ -34,6 +35,8 @@ LIMITS = {
                                        # 9-digit limbs, schoolbook): about 4 s on a shared core
     "memory_steps": 3 * 10 ** 7,       # memory: sum_x (|x| + 1) x lifted states x (|H| + 1) x 3
     "matrix_work": 2 * 10 ** 8,        # one product or elimination: rows x columns x inner size
+    "metered_work": 6 * 10 ** 6,      # everything else the checker computes, metered as it goes (see
+                                       # Meter): 4-7 s on a loaded core (benchmarks/results/certcheck/)
 }
 """Every size is checked against these before any work; over a limit is exit 2 (unreadable)."""
 
@@ -109,3 +112,47 @@ def matrix_work(rows: int, cols: int, inner: int, what: str) -> None:
     """Refuse a matrix product or elimination over the work limit."""
     if rows * cols * inner > LIMITS["matrix_work"]:
         raise Unreadable(f"{what} needs {rows * cols * inner} operations, over the limit of {LIMITS['matrix_work']}")
+
+
+def digits(value: int) -> int:
+    """Decimal digits of an integer (an upper estimate from its bit length; 1 for 0)."""
+    return abs(value).bit_length() * 30103 // 100000 + 1
+
+
+def int_ops(count: int, digits_a: int, digits_b: int = 1) -> int:
+    """Metered units of ``count`` integer multiply-adds of ``digits_a``- by ``digits_b``-digit
+    numbers: one unit for the interpreter's step (about 0.35 us on a loaded core), plus the
+    schoolbook product in 9-digit limbs, ``limbs_a x limbs_b / 128`` units (measured: a
+    100-limb by 100-limb multiply-add takes about 75 small steps)."""
+    return count * (1 + (digits_a // 9 + 1) * (digits_b // 9 + 1) // 128)
+
+
+def fraction_ops(count: int, digits_: int) -> int:
+    """Metered units of ``count`` operations on ``Fraction`` values of ``digits_`` digits: each
+    normalises by a gcd besides the products; measured about 15 small steps for small fractions
+    and, in the attention head's sums, ``limbs^2 / 16`` more for long ones."""
+    return count * (15 + (digits_ // 9 + 1) ** 2 // 16)
+
+
+class Meter:
+    """Work metered as it is done: every computation that the size limits above do not bound
+    in advance (features, the attention head, ranks, left inverses, the construction's
+    recognition, the rows' scores) is charged here before it runs, with the sizes of its actual
+    integers, so bit growth is weighed. Over ``LIMITS["metered_work"]`` for one certificate is
+    exit 2, after at most that much work: every file is decided within the limit's time."""
+
+    def __init__(self):
+        self.spent = 0
+
+    def reset(self) -> None:
+        self.spent = 0
+
+    def charge(self, units: int, what: str) -> None:
+        self.spent += units
+        if self.spent > LIMITS["metered_work"]:
+            raise Unreadable(f"{what}: the certificate needs over {LIMITS['metered_work']} units of metered work "
+                             f"(integers weighed by their digits; {self.spent} so far), over the limit")
+
+
+METER = Meter()
+"""The meter of the certificate being checked (reset by :func:`.certificate.judge`)."""

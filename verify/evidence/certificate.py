@@ -214,6 +214,7 @@ def build_certificate(report) -> dict:
         ev = data.get("counterexample") or {}
         found = ([ev] if ev.get("kind") == "no-linear-head" else
                  [c for c in ev.get("certificates", []) if c.get("kind") == "no-linear-head"])
+        found = [c for c in found if _informative(c, tid)]
         if found and not is_multiclass(model.mu):
             cert["motzkin"] = [_motzkin_entry(c, tid) for c in found]
         _within_limits(cert, model)
@@ -269,6 +270,18 @@ def _vanilla_rows(model, tid, b, u, listed, spare) -> list[dict]:
             seen.add(r["F_star"])
             rows.append(r)
     return rows
+
+
+def _informative(c: dict, theorem: str) -> bool:
+    """False for a Motzkin certificate certcheck rejects as vacuous (its features all zero on its
+    sequences, or, for a Theorem 3.6 prompt, all equal: an unreachable prompt erases every
+    sequence), which the certificate then leaves out."""
+    feats = {tuple(Fraction(v) for v in f) for f in c.get("features") or []}
+    if not feats:
+        return True
+    if all(v == 0 for f in feats for v in f):
+        return False
+    return not (theorem == "3.6" and len(feats) == 1 and len({tuple(s) for s in c["sequences"]}) > 1)
 
 
 def _motzkin_entry(c: dict, theorem: str) -> dict:
