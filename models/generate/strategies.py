@@ -49,7 +49,8 @@ from hypothesis.errors import InvalidArgument
 from . import families
 from ..hmm.values import HMM, MemoryHMM
 from .strategy_tasks import _planted, _with_classes
-from .strategy_options import (MAX_SIZE, _MEMORY, _VANILLA, _check_bool, _check_flag, _check_int, _check_prob, _draw,
+from .strategy_options import (MAX_SIZE, _MEMORY, _VANILLA, _check_bool, _check_flag, _check_int, _check_prob,
+                               _check_two_labels_possible, _draw,
                                _theorem_sets)
 
 __all__ = ["stochastic_columns", "hmms", "memory_hmms", "token_sequences", "theorem_instances",
@@ -165,11 +166,8 @@ def hmms(*, num_states: int | st.SearchStrategy | None = None,
             raise InvalidArgument(f"hmms(theorem={theorem!r}, num_states={num_states}, "
                                   f"num_tokens={num_tokens}): {why}")
     if plant:
-        for name, v in (("num_states", num_states), ("num_tokens", num_tokens)):
-            if isinstance(v, int) and v < 2:
-                raise InvalidArgument(f"hmms({name}={v}): no task has both labels with fewer than 2 "
-                                      f"{'hidden states' if name == 'num_states' else 'tokens'}; pass "
-                                      "allow_one_label=True for such one-label tasks")
+        _check_two_labels_possible("hmms", {"num_states": (num_states, "hidden states"),
+                                            "num_tokens": (num_tokens, "tokens")})
     if holds is not None:
         base = _family_hmms(num_states, num_tokens, exact, max_weight, holds)
     else:
@@ -253,11 +251,8 @@ def memory_hmms(*, cells: int | st.SearchStrategy | None = None,
     _check_flag("allow_one_label", allow_one_label)
     plant = not allow_one_label
     if plant:
-        for name, v in (("memory_values", memory_values), ("num_tokens", num_tokens)):
-            if isinstance(v, int) and v < 2:
-                raise InvalidArgument(f"memory_hmms({name}={v}): no task has both labels with fewer than 2 "
-                                      f"{'memory values' if name == 'memory_values' else 'tokens'}; pass "
-                                      "allow_one_label=True for such one-label tasks")
+        _check_two_labels_possible("memory_hmms", {"memory_values": (memory_values, "memory values"),
+                                                   "num_tokens": (num_tokens, "tokens")})
     holds = _theorem_sets(theorem, satisfy, violate, _MEMORY, "memory_hmms")
     if holds is not None:
         if theorem == "4.6" and isinstance(cells, int) and cells != 1:

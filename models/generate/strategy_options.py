@@ -50,6 +50,15 @@ def _check_flag(name: str, value: Any) -> None:
         raise InvalidArgument(f"{name}={value!r}: expected True or False")
 
 
+def _check_two_labels_possible(fn: str, sizes: dict) -> None:
+    """Refuse fixed sizes (``{name: (value, what it counts)}``) below 2, where no task has both
+    labels, pointing to ``allow_one_label=True``."""
+    for name, (value, noun) in sizes.items():
+        if isinstance(value, int) and value < 2:
+            raise InvalidArgument(f"{fn}({name}={value}): no task has both labels with fewer than 2 {noun}; pass "
+                                  "allow_one_label=True for such one-label tasks")
+
+
 def _draw(draw, value: Any, check=None) -> Any:
     """A drawn value (for a strategy option) or the value itself, checked again once drawn."""
     if _is_strategy(value):

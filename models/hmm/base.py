@@ -8,7 +8,7 @@ from typing import Callable, TypeVar
 
 import numpy as np
 
-from ..exceptions import ValidationError
+from ..exceptions import InputError, ValidationError
 from .conversion import Conversion
 
 __all__ = ["register_file_io"]
@@ -31,6 +31,23 @@ def register_file_io(*, save: Callable, load: Callable) -> None:
 
 def _file_io(name: str) -> Callable:
     return _FILE_IO[name]           # always there: importing this module runs the package's __init__
+
+
+def _load_as(cls: type, path, exact: bool | None, what: str):
+    """The model of type ``cls`` in the instance file ``path`` (``HMM.load``, ``MemoryHMM.load``):
+    ``exact`` None reads it as the kind the file holds; ``what`` names the type ("an HMM").
+
+    Raises:
+        InputError: a bad path or ``exact``, an unreadable or invalid file, or a model of
+            another type."""
+    from .reading import _check_exact_flag, check_path
+
+    if exact is not None:
+        _check_exact_flag(exact)
+    model = _file_io("load")(check_path(path), exact=exact)
+    if not isinstance(model, cls):
+        raise InputError(f"{path}: holds a {type(model).__name__}, not {what}")
+    return model
 
 
 class _Sizes:

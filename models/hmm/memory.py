@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import InputError, ValidationError
+from ..exceptions import ValidationError
 from .arrays import (_check_distributions, _check_nonnegative, _check_shape, _check_stochastic,
                      _check_task_shape, _decimal_array, _float_form, _is_exact, _own_fields,
                      _pointing_to_rationalize, check_model_arrays)
-from .base import _file_io, _Sizes
+from .base import _file_io, _load_as, _Sizes
 from .reading import _check_exact_flag, as_array, check_memory_size, check_path
 from .vanilla import HMM
 
@@ -146,12 +146,7 @@ class MemoryHMM(_Sizes):
 
         Raises:
             InputError: an unreadable or invalid file, or one that holds a vanilla HMM."""
-        if exact is not None:
-            _check_exact_flag(exact)
-        model = _file_io("load")(check_path(path), exact=exact)
-        if not isinstance(model, cls):
-            raise InputError(f"{path}: holds a {type(model).__name__}, not a MemoryHMM")
-        return model
+        return _load_as(cls, path, exact, "a MemoryHMM")
 
     def cell_of(self, h: int) -> int:
         """The cell index ``j`` of flattened hidden state ``h = j * |S| + s``."""

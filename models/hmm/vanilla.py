@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import InputError, ValidationError
+from ..exceptions import ValidationError
 from .arrays import (_check_distributions, _check_shape, _check_task_shape, _decimal_array, _float_form,
                      _is_exact, _own_fields, _pointing_to_rationalize, _register, check_model_arrays)
-from .base import _file_io, _Sizes
+from .base import _file_io, _load_as, _Sizes
 from .integer import prior_h1
 from .reading import _check_exact_flag, as_array, check_dense_size, check_path
 
@@ -193,12 +193,7 @@ class HMM(_Sizes):
 
         Raises:
             InputError: an unreadable or invalid file (one line naming the problem)."""
-        if exact is not None:
-            _check_exact_flag(exact)
-        model = _file_io("load")(check_path(path), exact=exact)
-        if not isinstance(model, cls):
-            raise InputError(f"{path}: holds a {type(model).__name__}, not an HMM")
-        return model
+        return _load_as(cls, path, exact, "an HMM")
 
     # memo keys whose objects depend on A, W and pi0 only (never on mu): a model with another
     # task on the same arrays starts with them (models.hmm.integer: "integer", "prior_h1";
