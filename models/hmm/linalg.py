@@ -18,7 +18,7 @@ from ..exceptions import InputError
 
 __all__ = ["to_fmpq_mat", "from_fmpq_mat", "rank", "left_inverse", "nullspace_vector", "solve",
            "pivot_columns", "ColumnIndependence", "PRIME", "full_column_rank_mod_p", "integer_columns_independent",
-           "column_blocks"]
+           "column_blocks", "second_prime"]
 
 PRIME = 2**61 - 1
 """A prime (the Mersenne prime ``2^61 - 1``) for ranks modulo ``p``."""
@@ -110,7 +110,11 @@ def from_fmpq_mat(mat: flint.fmpq_mat) -> np.ndarray:
 
 
 def rank(matrix) -> int:
-    """Exact rank of a rational matrix (0 for an empty one).
+    """Exact rank of a rational matrix (0 for an empty one), block by block
+    (:func:`column_blocks`: columns of different blocks have disjoint supports, so the rank is
+    the sum of the blocks' ranks); a block whose integer-scaled columns have full rank modulo
+    :data:`PRIME` or a second, random prime has it over Q (a proof), else its rank is computed
+    over Q (``fmpq_mat``).
 
     >>> rank([[1, 2], [2, 4]])
     1
@@ -118,12 +122,64 @@ def rank(matrix) -> int:
     arr = np.asarray(matrix, dtype=object)
     if arr.size == 0:
         return 0
-    return to_fmpq_mat(arr).rank()
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    return sum(_block_rank(arr[np.ix_(rows, cols)]) for cols, rows in _blocks(arr) if rows)
+
+
+def _blocks(arr: np.ndarray) -> list[tuple[list[int], list[int]]]:
+    """The :func:`column_blocks` of a 2-D object array (a zero column is a block of no rows)."""
+    nonzero = arr != 0
+    return column_blocks([np.flatnonzero(nonzero[:, c]).tolist() for c in range(arr.shape[1])])
+
+
+def _scaled_columns(block: np.ndarray) -> list[list[int]]:
+    """Each column of a rational block times the lcm of its denominators (integers; the same
+    rank, the same independent column sets)."""
+    import math
+
+    out = []
+    for c in range(block.shape[1]):
+        col = [Fraction(v) for v in block[:, c]]
+        scale = math.lcm(*(v.denominator for v in col))
+        out.append([v.numerator * (scale // v.denominator) for v in col])
+    return out
+
+
+def second_prime(bits: int = 62) -> int:
+    """A random prime of ``bits`` bits (other than :data:`PRIME`), drawn afresh each call: a
+    matrix built to be singular modulo one fixed prime (every full minor a multiple of it) is
+    full rank modulo a random one unless the prime divides those minors, which a fixed
+    adversary cannot arrange."""
+    import random
+
+    rng = random.SystemRandom()
+    while True:
+        q = rng.getrandbits(bits) | (1 << (bits - 1)) | 1
+        if q != PRIME and flint.fmpz(q).is_prime():
+            return q
+
+
+def _block_rank(block: np.ndarray) -> int:
+    """The exact rank of one block: full modulo a prime proves it full, else over Q."""
+    rows, k = block.shape
+    full = min(rows, k)
+    columns = _scaled_columns(block)
+    if rows >= k:
+        if full_column_rank_mod_p(columns, rows) or full_column_rank_mod_p(columns, rows, second_prime()):
+            return k
+    else:                                           # rank of the transpose: full row rank
+        transposed = [[columns[c][r] for c in range(k)] for r in range(rows)]
+        if full_column_rank_mod_p(transposed, k) or full_column_rank_mod_p(transposed, k, second_prime()):
+            return rows
+    return to_fmpq_mat(block).rank()
 
 
 def left_inverse(matrix) -> np.ndarray:
     """The exact left inverse ``(M^T M)^{-1} M^T`` of a matrix with independent columns
-    (the Moore-Penrose pseudo-inverse, so ``M^+ M = I``).
+    (the Moore-Penrose pseudo-inverse, so ``M^+ M = I``), block by block: columns of different
+    :func:`column_blocks` have disjoint supports, so ``M^T M`` is block diagonal and each
+    block's rows of ``M^+`` are its own pseudo-inverse on its rows (zero elsewhere).
 
     >>> left_inverse([[1, 0], [0, 2], [0, 0]]).tolist()
     [[Fraction(1, 1), Fraction(0, 1), Fraction(0, 1)], [Fraction(0, 1), Fraction(1, 2), Fraction(0, 1)]]
@@ -131,19 +187,51 @@ def left_inverse(matrix) -> np.ndarray:
     Raises:
         InputError: when the columns are dependent.
     """
-    M = to_fmpq_mat(matrix)
-    if M.rank() < M.ncols():
-        raise InputError(f"left_inverse: the {M.ncols()} columns are linearly dependent (rank {M.rank()})")
-    Mt = M.transpose()
-    return from_fmpq_mat((Mt * M).inv() * Mt)
+    arr = np.asarray(matrix, dtype=object)
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    n_rows, n_cols = arr.shape
+    blocks = _blocks(arr)
+    r = sum(_block_rank(arr[np.ix_(rows, cols)]) for cols, rows in blocks if rows)
+    if r < n_cols:
+        raise InputError(f"left_inverse: the {n_cols} columns are linearly dependent (rank {r})")
+    out = np.full((n_cols, n_rows), Fraction(0), dtype=object)
+    for cols, rows in blocks:
+        block = arr[np.ix_(rows, cols)]
+        if len(cols) == 1:                          # v^T / (v . v)
+            v = [Fraction(x) for x in block[:, 0]]
+            norm = sum(x * x for x in v)
+            out[cols[0], rows] = [x / norm for x in v]
+            continue
+        M = to_fmpq_mat(block)
+        Mt = M.transpose()
+        out[np.ix_(cols, rows)] = from_fmpq_mat((Mt * M).inv() * Mt)
+    return out
 
 
 def nullspace_vector(matrix) -> np.ndarray | None:
-    """A nonzero exact vector ``v`` with ``M v = 0``, or None when the columns are independent."""
-    M = to_fmpq_mat(matrix)
-    if M.rank() == M.ncols():
-        return None
-    # the first free column set to 1, pivots back-substituted from the reduced row echelon form
+    """A nonzero exact vector ``v`` with ``M v = 0``, or None when the columns are independent:
+    found in the first block (:func:`column_blocks`) whose columns are dependent, zero on the
+    other columns (a zero column gives the unit vector on it)."""
+    arr = np.asarray(matrix, dtype=object)
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    for cols, rows in _blocks(arr):
+        v = np.full(arr.shape[1], Fraction(0), dtype=object)
+        if not rows:
+            v[cols[0]] = Fraction(1)
+            return v
+        block = arr[np.ix_(rows, cols)]
+        if _block_rank(block) == len(cols):
+            continue
+        v[cols] = _kernel_vector(to_fmpq_mat(block))
+        return v
+    return None
+
+
+def _kernel_vector(M: flint.fmpq_mat) -> list[Fraction]:
+    """A nonzero kernel vector of a matrix with dependent columns: the first free column set to
+    1, pivots back-substituted from the reduced row echelon form."""
     R, r = M.rref()
     pivots = _pivots(R, r)
     free = next(c for c in range(M.ncols()) if c not in pivots)
@@ -152,7 +240,7 @@ def nullspace_vector(matrix) -> np.ndarray | None:
     for i, p in enumerate(pivots):
         val = -R[i, free]
         v[p] = Fraction(int(val.p), int(val.q))
-    return np.array(v, dtype=object)
+    return v
 
 
 def _pivots(R: flint.fmpq_mat, r: int) -> list[int]:

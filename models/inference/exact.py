@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from fractions import Fraction
 from typing import Sequence
 
@@ -36,7 +37,7 @@ from ..hmm.integer import column_entries as _entries
 from ..hmm.integer import scaled_column as _scaled
 from ..hmm.integer import scaled_integer_vector, transition_apply
 
-__all__ = ["prior_h1", "transition_apply", "head_weights", "IntegerHMM", "Step", "token_steps", "embedding_steps", "integer_messages", "shared_backward_messages", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
+__all__ = ["prior_h1", "transition_apply", "head_weights", "IntegerHMM", "Step", "token_steps", "embedding_steps", "integer_messages", "shared_backward_messages", "SparseBackward", "sparse_backward", "transpose_apply", "SPARSE_STEP_DENSITY", "integer_hmm", "check_tokens", "tau", "gbar", "conditionals",
            "posterior_hidden", "posterior_h0", "memory_posterior", "lift_embedding",
            "reverse_lift", "memory_gbar", "lifted_gbar", "prompt_gbar", "scaled_integer_vector"]
 
@@ -139,21 +140,100 @@ def integer_messages(ih: IntegerHMM, steps: Sequence[Step]):
     return pre, beta, alpha
 
 
+def transpose_apply(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``A^T y`` exactly over the nonzeros of ``A`` given in CSC form (``indptr`` over its
+    ``n`` columns, ``indices`` the rows, ``data`` Python integers as an object array) and an
+    object array ``y`` of Python integers: entry ``h`` is ``sum_g A[g, h] y[g]`` (0 for an
+    empty column). One exact backward step costs ``O(nnz(A) + n)`` integer operations.
+
+    >>> transpose_apply(np.array([0, 2, 3]), np.array([0, 1, 1]), np.array([2, 3, 5], dtype=object),
+    ...                 np.array([1, 10], dtype=object)).tolist()
+    [32, 50]
+    """
+    n = len(indptr) - 1
+    out = np.zeros(n, dtype=object)
+    nonempty = np.flatnonzero(np.diff(indptr))
+    if nonempty.size:
+        out[nonempty] = np.add.reduceat(data * y[indices], indptr[nonempty])
+    return out
+
+
+SPARSE_STEP_DENSITY = 0.05
+"""Above :data:`~headprompt.models.hmm.integer.FUSED_MAX_STATES` states, an exact backward step
+runs over the nonzeros of ``A`` (:class:`SparseBackward`) when at most this share of its entries
+is nonzero: a Python-integer operation per nonzero costs about 15 times a dense ``fmpz_mat``
+entry (measured at 400-1,000 states, ``benchmarks/boundary.py``), and a dense step also builds
+its scaled column entry by entry."""
+
+
+class SparseBackward:
+    """The exact backward step ``beta -> A_int^T (W_int[z] ⊙ beta)`` over the nonzeros of
+    ``A_int`` (CSC: for each column ``h`` of ``A``, its rows ``g`` and integers), on object
+    arrays of Python integers: ``O(nnz(A) + |H|)`` operations a step instead of ``|H|^2``.
+    The same integers as :meth:`IntegerHMM.step_backward`, so the same proofs."""
+
+    def __init__(self, ih: IntegerHMM):
+        n = ih.num_states
+        flat = ih.A_int.entries()                        # row-major A_int[g, h]
+        nz = [k for k, v in enumerate(flat) if v]
+        rows = np.array([k // n for k in nz], dtype=np.int64)
+        cols = np.array([k % n for k in nz], dtype=np.int64)
+        order = np.argsort(cols, kind="stable")
+        self.indices = rows[order]
+        self.data = np.array([int(flat[nz[k]]) for k in order.tolist()], dtype=object)
+        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(cols, minlength=n))]).astype(np.int64)
+        self.W_rows = [None] * ih.num_tokens
+        self.ih = ih
+
+    def step(self, z: int, beta: np.ndarray) -> np.ndarray:
+        """One backward step on an object array ``beta`` (Python integers)."""
+        if self.W_rows[z] is None:
+            self.W_rows[z] = np.array([int(w) for w in self.ih.W_rows[z]], dtype=object)
+        return transpose_apply(self.indptr, self.indices, self.data, self.W_rows[z] * beta)
+
+
+def sparse_backward(ih: IntegerHMM) -> SparseBackward | None:
+    """The :class:`SparseBackward` of ``ih`` when ``A`` is sparse enough to pay
+    (:data:`SPARSE_STEP_DENSITY`, above :data:`FUSED_MAX_STATES` states), else None; built once
+    per integer form (a weak cache: it goes with ``ih``)."""
+    n = ih.num_states
+    if n <= FUSED_MAX_STATES:
+        return None
+    key = id(ih)
+    hit = _SPARSE.get(key)
+    if hit is not None and hit[0]() is ih:
+        return hit[1]
+    nnz = sum(1 for v in ih.A_int.entries() if v)
+    made = SparseBackward(ih) if nnz <= SPARSE_STEP_DENSITY * n * n else None
+    _SPARSE[key] = (weakref.ref(ih, lambda _ref, k=key, cache=_SPARSE: cache.pop(k, None)), made)
+    return made
+
+
+_SPARSE: dict[int, tuple] = {}
+
+
 def shared_backward_messages(ih: IntegerHMM, sequences):
     """``(x, beta_int(x))`` for every token sequence, shortest first: the integer backward
     message ``beta_{-1}`` of :func:`integer_messages` (so ``pi0 . beta(x) = Pr(X = x)`` up to
     the scale ``(dA dW)^len(x)``), computed once per distinct suffix and shared between the
-    sequences that end alike."""
-    cache = {(): _col([1] * ih.num_states)}
+    sequences that end alike; over the nonzeros of a sparse ``A`` (:func:`sparse_backward`)."""
+    sparse_step = sparse_backward(ih)
+    if sparse_step is not None:
+        n = ih.num_states
+        cache = {(): np.array([1] * n, dtype=object)}
+        step = sparse_step.step
+    else:
+        cache = {(): _col([1] * ih.num_states)}
+        step = ih.step_backward
     for seq in sorted(sequences, key=len):
         k = 0                                   # seq[k:] is the longest cached suffix
         while seq[k:] not in cache:
             k += 1
         vec = cache[seq[k:]]
         for j in range(k - 1, -1, -1):
-            vec = ih.step_backward(seq[j], vec)
+            vec = step(seq[j], vec)
             cache[seq[j:]] = vec
-        yield seq, vec
+        yield seq, (vec if sparse_step is None else flint.fmpz_mat(n, 1, vec.tolist()))
 
 
 def _tau_int(pre: flint.fmpz_mat, beta: flint.fmpz_mat) -> list:

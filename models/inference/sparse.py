@@ -15,6 +15,7 @@ import numpy as np
 
 from ..hmm.large import LargeHMM
 from . import floats as iff
+from .exact import transpose_apply
 
 __all__ = ["sample_large", "backward0_large", "posterior_h0_large", "exact_backward0", "BATCH"]
 
@@ -97,11 +98,7 @@ def exact_backward0(model: LargeHMM, seq) -> tuple[np.ndarray, int]:
         cols = W_rows.indices[lo:hi]
         y = np.zeros(H, dtype=object)                    # W[z] ⊙ beta, times lW
         y[cols] = W_rows.data[lo:hi].astype(object) * sW[cols] * beta[cols]
-        prod = A.data.astype(object) * y[A.indices]
-        nxt = np.zeros(H, dtype=object)
-        nonempty = np.flatnonzero(np.diff(A.indptr))
-        if nonempty.size:
-            nxt[nonempty] = np.add.reduceat(prod, A.indptr[nonempty])
-        beta = nxt * sA                                  # A^T y, times lA
+        beta = transpose_apply(A.indptr, A.indices, A.data.astype(object), y) * sA     # A^T y, times lA
         scale *= lA * lW
     return beta, scale
+

@@ -30,24 +30,72 @@ from ..checks.vanilla.scale_check import check_on_ray, check_sequences_large, cr
 from ..checks.vanilla.large import (check_31_large, check_32_large, check_35_large, head_for, head_weights_large,
                     prompt_prior)
 
-__all__ = ["use_scale_path", "theorem_at_scale", "estimate", "DENSE_MAX_STATES", "DENSE_MAX_TOKENS"]
+__all__ = ["use_scale_path", "path_for", "theorem_at_scale", "estimate", "DENSE_MAX_STATES", "DENSE_MAX_TOKENS"]
 
 DENSE_MAX_STATES = 1000
 DENSE_MAX_TOKENS = 1000
 ADVERSARIAL, POOL = 200, 2000
 
 def use_scale_path(args) -> bool:
-    """Whether a ``verify theorem 3.3|3.6`` request goes to this module."""
-    from ...models.hmm.npz import is_npz, npz_sizes
+    """Whether a ``verify theorem 3.3|3.6`` request goes to this module (:func:`path_for`)."""
+    return path_for(args)["chosen"] == "large"
 
+
+def _large_blocked(args) -> str | None:
+    """Why this path cannot decide the request (an option only the dense path serves), else None."""
+    if args.witness is not None:
+        return "a given witness"
+    if args.exhaustive:
+        return "--exhaustive"
+    if args.mode == "exact":
+        return "exact mode"
+    if getattr(args, "classes", None):
+        return "several classes"
+    if getattr(args, "certificate", None):
+        return "a certificate"
+    if args.out and not str(args.out).lower().endswith(".npz"):
+        return "--out to a JSON file"
+    return None
+
+
+def path_for(args) -> dict:
+    """The path of a ``verify theorem 3.3|3.6`` request, chosen by the cost model before any work
+    (:func:`~headprompt.verify.runtime.cost.choose_path`): ``{"chosen": "dense" | "large", "why",
+    "seconds", "estimates"}``. A ``.npz`` file can take either path (from its headers: sizes and
+    nonzeros), the cheaper that can decide; a JSON file or an :class:`HMM` object is read densely;
+    a :class:`LargeHMM` object and a generated instance above :data:`DENSE_MAX_STATES` states or
+    :data:`DENSE_MAX_TOKENS` tokens take this path (the generators differ by path, so a generated
+    instance keeps its size's generator)."""
+    from ...models.hmm.files import NPZ_MAX_DENSE_STATES
+    from ...models.hmm.npz import is_npz, npz_counts
+    from ..runtime.cost import choose_path, dense_path_estimate, large_fallback_seconds
+
+    if args.hmm and is_npz(args.hmm):
+        H, X, nnz_A, nnz_W = npz_counts(args.hmm)
+        samples = 10000 if args.samples is None else int(args.samples)
+        length = 8 if args.length is None else args.length
+        count = samples + ADVERSARIAL
+        large = estimate(H, X, nnz_A, nnz_W, count, length, all_columns=args.id == "3.3" and H <= X,
+                         three_three=args.id == "3.3")
+        large["seconds"] = round(large["seconds"] + large_fallback_seconds(count, length, nnz_A, H), 1)
+        dense = dense_path_estimate(H, X, nnz_A, count, length)
+        too_big = H > NPZ_MAX_DENSE_STATES or X > NPZ_MAX_DENSE_STATES
+        if getattr(args, "ray", None):
+            return choose_path(dense, large, dense_blocked="--ray splits the large path's checks")
+        return choose_path(dense, large, dense_blocked=(f"above {NPZ_MAX_DENSE_STATES} states or tokens"
+                                                        if too_big else None), large_blocked=_large_blocked(args))
     if args.hmm:
-        if is_npz(args.hmm):
-            return npz_sizes(args.hmm)[0] > DENSE_MAX_STATES
-        return False
+        return choose_path(None, None) | {"why": "a JSON instance is read densely (Fractions)"}
     if getattr(args, "model", None) is not None:
-        return isinstance(args.model, LargeHMM)
+        if isinstance(args.model, LargeHMM):
+            return choose_path(None, None, dense_blocked="a LargeHMM object") | {"chosen": "large",
+                                                                                 "why": "a LargeHMM object"}
+        return choose_path(None, None) | {"why": "an HMM object is checked densely"}
     hidden = 25 if args.hidden is None else args.hidden
-    return hidden > DENSE_MAX_STATES or (args.vocab or 10) > DENSE_MAX_TOKENS
+    if hidden > DENSE_MAX_STATES or (args.vocab or 10) > DENSE_MAX_TOKENS:
+        return choose_path(None, None) | {"chosen": "large", "why": f"generated above {DENSE_MAX_STATES} states or "
+                                                                    f"{DENSE_MAX_TOKENS} tokens (block-sparse generator)"}
+    return choose_path(None, None) | {"why": f"generated at most {DENSE_MAX_STATES} states and tokens (dense generator)"}
 
 
 def _generated_nnz(hidden: int, vocab: int) -> tuple[int, int]:
@@ -266,8 +314,8 @@ def theorem_at_scale(args) -> dict:
             results = {"3.2": check_32_large(model), "3.5": check_35_large(model, hint=model.info.get("B"))}
     failed = {k: v for k, v in results.items() if not v["holds"]}
     report = {"theorem": tid, "verdict": None, "mode": mode, "certified": mode != "float",
-              "mode_note": (f"{mode}: above {DENSE_MAX_STATES} states or tokens the model is checked through its "
-                            "sparse exact form; every verdict is proven by an a priori float bound or decided in exact "
+              "mode_note": (f"{mode}: the model is checked through its sparse exact form (the large path: see "
+                            "\"path\" for why); every verdict is proven by an a priori float bound or decided in exact "
                             "integer arithmetic" if mode == "certified" else None),
               "instance": instance, "assumptions": results, "witness": None, "identity": None,
               "sequences": None, "labels": None, "vacuous": None, "counterexample": None,

@@ -92,10 +92,13 @@ def _sequence_set(args, hmm: HMM, extra=()):
 def theorem(args) -> dict:
     """The report dict of ``verify theorem 3.3|3.6`` (SPEC section 4)."""
     tid = args.id
-    from .scale import theorem_at_scale, use_scale_path
+    from .scale import path_for, theorem_at_scale
 
-    if use_scale_path(args):              # above 1,000 states or tokens: the sparse exact form
-        return theorem_at_scale(args)
+    path = path_for(args)                 # the cost model's choice, before any work
+    if path["chosen"] == "large":         # the sparse exact form
+        report = theorem_at_scale(args)
+        report["path"] = path
+        return report
     if getattr(args, "ray", None):
         raise InputError(f"{args.option('ray') if hasattr(args, 'option') else '--ray'} splits the checks of the "
                          "large-model path (above 1,000 states or tokens); this instance is checked in one process")
@@ -113,7 +116,7 @@ def theorem(args) -> dict:
     converted = judge_conversion(args, tid, hmm, results, rerun=theorem)
     failed = {k: v for k, v in results.items() if not v["holds"]}
     report = {"theorem": tid, "verdict": None, "mode": mode, **({"mode_note": mode_note} if mode_note else {}),
-              "certified": mode != "float",
+              "certified": mode != "float", "path": path,
               "instance": instance, "assumptions": results, "witness": None, "identity": None,
               "sequences": None, "labels": None, "vacuous": None, "counterexample": None,
               **({"conversion": converted} if converted is not None else {})}
@@ -205,6 +208,9 @@ def render(result: dict) -> None:
 
     out = console()
     print_header(out, result)
+    path = result.get("path")
+    if path:
+        out.print(f"path: {path['chosen']} ({path['why']})")
     w = result.get("witness")
     if w:
         parts = [(f"{k}: {len(v)} x {len(v[0])} entries" if v and isinstance(v[0], list) else f"{k}: {len(v)} entries")

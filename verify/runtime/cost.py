@@ -43,7 +43,8 @@ from __future__ import annotations
 __all__ = ["exact_seconds", "float_seconds", "work_estimates", "message_bits", "exact_bytes", "check_work",
            "check_fallback", "MAX_SECONDS", "MAX_TOKENS", "MAX_FLOAT_ENTRIES", "MAX_EXACT_BYTES",
            "AUTO_EXACT_SECONDS", "AUTO_CERTIFIED_MAX_LENGTH", "large_estimate", "large_exact_seconds",
-           "MAX_LARGE_BYTES"]
+           "MAX_LARGE_BYTES", "choose_path", "dense_path_estimate", "large_fallback_seconds", "exact_step_seconds",
+           "PATH_PREFERENCE", "FALLBACK_SHARE"]
 
 # ---------------------------------------------------------------- work limits (SPEC section 2)
 
@@ -93,7 +94,17 @@ def _float_units(model, states: int) -> float:
     if A is None or states < SPARSE_MIN_STATES:
         return float(states * states)
     nnz = int(np.count_nonzero(model.to_float().A if getattr(model, "exact", False) else np.asarray(A, dtype=float)))
-    return float(nnz + states) if nnz <= SPARSE_MAX_DENSITY * states * states else float(states * states)
+    return _units_of(states, nnz)
+
+
+def _units_of(states: int, nnz: int) -> float:
+    """:func:`_float_units` from the shapes: ``nnz + |H|`` where the float kernel runs over the
+    nonzeros of ``A``, else ``|H|^2``."""
+    from ...models.inference.floats import SPARSE_MAX_DENSITY, SPARSE_MIN_STATES
+
+    if states >= SPARSE_MIN_STATES and nnz <= SPARSE_MAX_DENSITY * states * states:
+        return float(nnz + states)
+    return float(states * states)
 
 
 def _adversarial_seconds(tokens: int, states: int, length: int) -> float:
@@ -335,3 +346,86 @@ def large_estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: i
     exact_bytes = 120 * nnz_W + 200 * hidden        # Python integers of W^T b and rows
     return {"seconds": round(seconds, 1), "assumption_seconds": round(before, 1), "solve_seconds": round(solve, 1),
             "bytes": int(model_bytes + batch_bytes + exact_bytes + 300 * 2 ** 20)}
+
+
+# ---------------------------------------------------------------- choosing the path
+
+PATH_PREFERENCE = 1.5
+"""Where both paths can decide a run, the dense path (whose report also carries the robustness
+block, certificates and witness files) is kept unless the large path is predicted at least this
+many times faster; below 2, so that no size is more than 2x slower than its neighbour where the
+choice changes."""
+
+FALLBACK_SHARE = 0.2
+"""The share of sequences assumed to go to exact arithmetic (ties ``mu . p = 0`` exactly, which
+no float bound decides): unknown before any work, so both paths are priced with the same share
+(the largest measured on the boundary families, ``benchmarks/results/boundary/``)."""
+
+_DENSE_ENTRY_RATE = 1e-5      # dense path: per entry of A and W (Fractions read and checked, the integer form,
+                              # W^+ and the head over W, the adversarial search), 2 cores under load ~6
+_STEP_RATE = 6e-8             # one exact backward step over the nonzeros of A, per nnz(A) + |H| (Python integers;
+                              # both paths use models.inference.sparse.transpose_apply)
+_FLINT_STEP_RATE = 6e-9       # ... over a dense A (fmpz_mat), per |H|^2
+_DENSE_ENTRY_BYTES = 360      # Fractions of A, W, W^+ and the integer forms, per entry
+
+
+def exact_step_seconds(states: int, nnz_A: int) -> float:
+    """Seconds of one exact backward step of the dense path: over the nonzeros of a sparse ``A``
+    (density at most ``models.inference.exact.SPARSE_STEP_DENSITY``), else one dense integer
+    product (the large path always steps over the nonzeros: :func:`large_fallback_seconds`)."""
+    from ...models.inference.exact import SPARSE_STEP_DENSITY
+
+    if nnz_A <= SPARSE_STEP_DENSITY * states * states:
+        return _STEP_RATE * (nnz_A + states)
+    return _FLINT_STEP_RATE * states * states
+
+
+def dense_path_estimate(hidden: int, vocab: int, nnz_A: int, sequences: int, length: int) -> dict:
+    """``{"seconds", "bytes"}`` of a dense-path certified run (:mod:`headprompt.verify.reports.vanilla`)
+    from shapes alone: every entry of ``A`` and ``W`` as a Fraction, the float kernel over
+    ``sequences`` sequences of ``length`` tokens plus the ``|X|^2`` near-ties :func:`check_work`
+    counts (so a run it would refuse is priced over the limit), and the exact redo of
+    :data:`FALLBACK_SHARE` of the sequences twice (the check and the robustness block)."""
+    entries = hidden * hidden + vocab * hidden
+    kernel = _FLOAT_RATE * (sequences + vocab * vocab) * length * _units_of(hidden, nnz_A) * (1 + length / 64)
+    exact = 2 * FALLBACK_SHARE * sequences * length * exact_step_seconds(hidden, nnz_A)
+    seconds = _FIXED_SECONDS + 1.0 + _DENSE_ENTRY_RATE * entries + kernel + exact
+    return {"seconds": round(seconds, 1), "bytes": int(_DENSE_ENTRY_BYTES * entries + 200 * 2 ** 20)}
+
+
+def large_fallback_seconds(sequences: int, length: int, nnz_A: int, states: int) -> float:
+    """The large path's exact redo of :data:`FALLBACK_SHARE` of ``sequences`` (over the nonzeros
+    of ``A``, whatever its density), to price it like the dense path's."""
+    return FALLBACK_SHARE * sequences * length * _STEP_RATE * (nnz_A + states)
+
+
+def choose_path(dense: dict | None, large: dict | None, *, dense_blocked: str | None = None,
+                large_blocked: str | None = None) -> dict:
+    """Which path runs: ``dense`` and ``large`` are the two estimates (``{"seconds", "bytes"}``),
+    ``*_blocked`` the reason a path cannot decide this request (None when it can).
+
+    Returns ``{"chosen": "dense" | "large", "why", "seconds", "estimates"}``: the cheaper path
+    that can decide, the dense one unless the large one is :data:`PATH_PREFERENCE` times faster
+    or the dense one is over :data:`MAX_SECONDS` or its memory over :data:`MAX_LARGE_BYTES`.
+
+    >>> choose_path({"seconds": 40.0, "bytes": 0}, {"seconds": 10.0, "bytes": 0})["chosen"]
+    'large'
+    >>> choose_path({"seconds": 40.0, "bytes": 0}, {"seconds": 10.0, "bytes": 0}, large_blocked="--witness")["chosen"]
+    'dense'
+    """
+    est = {"dense": dense, "large": large}
+    if large_blocked is not None or large is None:
+        chosen = "dense"
+        why = f"the large path cannot decide this request ({large_blocked})" if large_blocked else "the dense path"
+    elif dense_blocked is not None or dense is None:
+        chosen = "large"
+        why = f"the dense path cannot decide this request ({dense_blocked})" if dense_blocked else "the large path"
+    else:
+        over = dense["seconds"] > MAX_SECONDS or dense["bytes"] > MAX_LARGE_BYTES
+        chosen = "large" if over or large["seconds"] * PATH_PREFERENCE < dense["seconds"] else "dense"
+        why = (f"predicted {large['seconds']:.0f} s on the large path (sparse exact form) against "
+               f"{dense['seconds']:.0f} s on the dense path (Fractions)"
+               + ("" if chosen == "large" else f"; the dense path is kept unless the other is "
+                                               f"{PATH_PREFERENCE}x faster (its report carries robustness)"))
+    return {"chosen": chosen, "why": why, "seconds": (est[chosen] or {}).get("seconds"),
+            "estimates": {k: v for k, v in est.items() if v is not None}}
