@@ -204,6 +204,10 @@ def test_the_record_survives_derivation_but_not_the_value():
     model, _ = _convert(fit)
     assert model.with_task([1, 0, 0, -1]).conversion is model.conversion
     assert model.to_float().conversion is model.conversion
+    import pickle
+
+    again = pickle.loads(pickle.dumps(model))
+    assert again == model and again.conversion == model.conversion
     plain = HMM(model.A, model.W, model.pi0, model.mu)
     assert plain == model and hash(plain) == hash(model) and plain.conversion is None
     with pytest.raises(headprompt.models.exceptions.ValidationError, match="expected a Conversion"):
