@@ -30,7 +30,7 @@ from ..checks.vanilla.scale_check import check_on_ray, check_sequences_large, cr
 from ..checks.vanilla.large import (check_31_large, check_32_large, check_35_large, head_for, head_weights_large,
                     prompt_prior)
 
-__all__ = ["use_scale_path", "path_for", "theorem_at_scale", "estimate", "DENSE_MAX_STATES", "DENSE_MAX_TOKENS"]
+__all__ = ["use_scale_path", "path_for", "sample_budget", "theorem_at_scale", "estimate", "DENSE_MAX_STATES", "DENSE_MAX_TOKENS"]
 
 DENSE_MAX_STATES = 1000
 DENSE_MAX_TOKENS = 1000
@@ -131,18 +131,45 @@ def refusal_stage(args, est: dict) -> str:
     return "assumption_seconds" if given and est["assumption_seconds"] <= DEFER_SECONDS else "seconds"
 
 
-def _refuse_if_too_big(est: dict, what: str, *, key: str = "seconds") -> None:
+def _refuse_if_too_big(est: dict, what: str, *, key: str = "seconds", budget=None) -> None:
     """Refuse when the estimate's ``key`` (the whole run, or ``assumption_seconds``: the model
-    and its assumptions alone) or its memory is over the limit."""
+    and its assumptions alone) or its memory is over the limit; ``budget(key)``, when given,
+    says which sample budget would fit (:func:`sample_budget`)."""
+    fit = "" if budget is None else f"; {budget(key)}"
     if est[key] > MAX_SECONDS:
         advice = ("W is dense: the exact head over its linked columns, cubic in them, is most of it; give a model "
                   "with block-sparse emissions" if key == "seconds" and est.get("solve_seconds", 0) > est[key] / 2
                   else "use fewer --samples or a shorter --length")
         raise LimitError(f"{what} would take about {est[key] / 60:.0f} minutes (estimate); the limit is "
-                         f"{MAX_SECONDS // 60} minutes ({advice})")
+                         f"{MAX_SECONDS // 60} minutes ({advice}{fit})")
     if est["bytes"] > MAX_LARGE_BYTES:
         raise LimitError(f"{what} would need about {est['bytes'] / 2 ** 30:.1f} GiB (estimate); the limit is "
-                         f"{MAX_LARGE_BYTES // 2 ** 30} GiB (use fewer --samples, or a sparser model)")
+                         f"{MAX_LARGE_BYTES // 2 ** 30} GiB (use fewer --samples, or a sparser model{fit})")
+
+
+def sample_budget(H: int, X: int, nnz_A: int, nnz_W: int, length: int, tid: str, key: str = "seconds") -> str:
+    """The largest ``--samples`` at this ``length`` whose estimate (:func:`estimate`) is within both
+    limits, as a phrase for a refusal; or, when none is (the model alone is over a limit), what the
+    model alone needs."""
+    def est(samples: int) -> dict:
+        return estimate(H, X, nnz_A, nnz_W, samples + ADVERSARIAL, length, all_columns=tid == "3.3" and H <= X,
+                        three_three=tid == "3.3")
+
+    def fits(samples: int) -> bool:
+        e = est(samples)
+        return e[key] <= MAX_SECONDS and e["bytes"] <= MAX_LARGE_BYTES
+
+    if not fits(0):
+        alone = est(0)
+        return (f"no sample budget fits at --length {length}: the model with no sampled sequences needs about "
+                f"{alone[key] / 60:.0f} minutes and {alone['bytes'] / 2 ** 30:.1f} GiB (estimate)")
+    lo, hi = 0, 1
+    while fits(hi) and hi < 10 ** 9:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return f"--samples {lo} at --length {length} would fit (estimate)"
 
 
 MAX_COMMON_DENOMINATOR_BITS = 4096
@@ -295,7 +322,10 @@ def theorem_at_scale(args) -> dict:
     est = estimate(H, X, nnz_A, nnz_W, samples + ADVERSARIAL, length, all_columns=tid == "3.3" and H <= X,
                    three_three=tid == "3.3")
     what = f"--samples {samples} at --length {length} on {H} hidden states and {X} tokens"
-    _refuse_if_too_big(est, what, key=refusal_stage(args, est))
+    def budget(key: str) -> str:
+        return sample_budget(H, X, nnz_A, nnz_W, length, tid, key)
+
+    _refuse_if_too_big(est, what, key=refusal_stage(args, est), budget=budget)
     quiet = not getattr(args, "progress", True)
     with phase(("generating" if not (args.hmm or getattr(args, "model", None) is not None) else "reading")
                + f" the {H}-state, {X}-token instance", quiet=quiet):
@@ -345,7 +375,7 @@ def theorem_at_scale(args) -> dict:
     tokens = np.zeros((0, length), dtype=np.int64)
     if construction_error is None and est["seconds"] > MAX_SECONDS:
         _refuse_if_too_big(est, f"the assumptions hold ({', '.join(results)}); the witness and the sequence checks "
-                                f"of {what}")
+                                f"of {what}", budget=budget)
     if construction_error is None:
         coeff = {h: mu[h] * pi0[h] / pre[h] for h in states if mu[h] != 0}
         with phase(f"building the head of Theorem {tid} (exact)", quiet=quiet):
