@@ -56,9 +56,19 @@ def test_quiet_progress_and_phase_print_nothing():
     with phase("generating", quiet=True, stream=out):
         pass
     assert out.getvalue() == ""
-    with phase("generating", stream=out):
+    with phase("generating", stream=out):          # not a terminal: stderr keeps the result alone
         pass
-    assert out.getvalue().startswith("generating: done in ")
+    assert out.getvalue() == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    with phase("generating", stream=term):
+        pass
+    assert term.getvalue().splitlines()[0] == "generating ..."
+    assert term.getvalue().splitlines()[1].startswith("generating: done in ")
 
 
 @pytest.mark.slow
