@@ -45,3 +45,34 @@ def test_a_missing_path_is_found(tmp_path):
     names = named_paths(text)
     assert [p for _, p in names] == ["models/kept.py", "models/gone.py", "models/*.py"]
     assert [p for _, p in names if not exists(p, tmp_path)] == ["models/gone.py"]
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation but ``-`` and ``_`` dropped,
+    spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_the_readmes_links_and_contents_resolve():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    slugs = {github_slug(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")}
+    bad = []
+    for target in LINK.findall(text):
+        if target.startswith(("http://", "https://")):
+            continue
+        if target.startswith("#"):
+            if target[1:] not in slugs:
+                bad.append(target)
+        elif not (ROOT / target.split("#")[0]).exists():
+            bad.append(target)
+    assert not bad, bad
+    assert len([t for t in LINK.findall(text) if t.startswith("#")]) >= 6      # the table of contents
+
+
+def test_the_slug_and_link_rules():
+    assert github_slug(" The main job: check a theorem") == "the-main-job-check-a-theorem"
+    assert LINK.findall("see [a](docs/a.md) and [b](#b-c), not [c] (x)") == ["docs/a.md", "#b-c"]
