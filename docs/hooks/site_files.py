@@ -10,6 +10,9 @@
 - The example notebook (``examples/tour.ipynb``, committed with its outputs) becomes the page
   ``tour.md``: markdown cells as they are, code cells as Python blocks, outputs as text, HTML
   and inline PNG images.
+- Docstrings cite the project's contract by section ("SPEC section 3"), a document readers of
+  the site do not have: on the rendered pages each such citation becomes a link to the page
+  that holds that section's content.
 - Each example script ``examples/NAME.py`` is run when the site is built, and becomes the page
   ``gallery/NAME.md``: its docstring, its source and the output of that run. An example that
   fails (a nonzero exit) fails the build.
@@ -22,6 +25,7 @@ import base64
 import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,6 +71,24 @@ def on_shutdown():
     if _api_source is not None:
         _api_source.cleanup()
         _api_source = None
+
+
+# section of the contract -> (page, anchor, what it holds)
+SPEC_SECTIONS = {"1": ("concepts", "", "conventions"), "2": ("concepts", "#three-arithmetic-modes", "numbers"),
+                 "3": ("concepts", "#instance-files", "instance files"), "4": ("reference", "", "commands and JSON"),
+                 "5": ("api", "", "Python API")}
+SPEC_CITATION = re.compile(r"SPEC(?:'s)? sections? (\d)(?:\.\d+)?")
+
+
+def on_page_content(html_text: str, page, config, files) -> str:
+    """Each "SPEC section N" of a rendered docstring becomes a link to the page holding it."""
+    depth = page.url.count("/")
+
+    def link(match: re.Match) -> str:
+        target, anchor, what = SPEC_SECTIONS.get(match.group(1), ("reference", "", "reference"))
+        return f'<a href="{"../" * depth}{target}/{anchor}">{what}</a>'
+
+    return SPEC_CITATION.sub(link, html_text)
 
 
 def _output_markdown(output: dict) -> str:
