@@ -102,9 +102,6 @@ class Memory:
         ``v_1..v_t``, each up to a positive factor: ``tau_i = pre_i ⊙ beta_i`` (``pre_i``:
         forward message into position ``i`` with every other input applied; ``beta_i``: backward
         message out of it)."""
-        t = len(inputs)
-        METER.charge(30 + int_ops(3 * t * self.L * (self.n + 1), t * self.growth, self.growth),
-                     "the lifted chain's messages")
         backs = [[1] * self.L]
         for v in reversed(inputs):
             backs.append(self.back(backs[-1], v))
@@ -130,6 +127,11 @@ class Memory:
     def gbar(self, tau):
         """``Gbar = W phi(tau) / ||phi(tau)||_1`` over tokens, exactly (0 when the norm is 0); a
         positive factor on ``tau`` cancels."""
+        G, norm = self.gbar_ints(tau)
+        return [Fraction(v, norm) for v in G] if norm else [Fraction(0)] * self.m
+
+    def gbar_ints(self, tau):
+        """``(G, N)`` in integers with ``Gbar = G / N`` (``N = 0``: ``G = 0``, ``Gbar = 0``)."""
         p = [0] * (self.M * self.n)
         for ci, c in enumerate(self.configs):
             for h in range(self.n):
@@ -137,11 +139,11 @@ class Memory:
                     p[c[self.cell(h)] * self.n + h] += tau[ci * self.n + h]
         norm = sum(p) * self.DW
         if norm == 0:
-            return [Fraction(0)] * self.m
+            return [0] * self.m, 0
         nz = [(v, h, p[v * self.n + h]) for v in range(self.M) for h in range(self.n) if p[v * self.n + h]]
         METER.charge(int_ops(self.m * len(nz), digits(norm), digits(self.DW)) + fraction_ops(self.m, digits(norm)),
                      "the features Gbar")
-        return [Fraction(sum(self.Wi[z][v][h] * t for v, h, t in nz), norm) for z in range(self.m)]
+        return [sum(self.Wi[z][v][h] * t for v, h, t in nz) for z in range(self.m)], norm
 
     def flat_emission(self, z):
         """``e(z)`` over ``(m, h)``, ``m`` major."""

@@ -16,10 +16,10 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .exact import label, scaled
+from .exact import label, scaled, vector_sum
 from .fields import field, known_keys, listed_rows, prompt_vector, same_ints, tokens, vector
 from .outcomes import Accepted, Rejected, Unreadable, Vacuous
-from .work import METER, digits, fraction_ops, int_ops
+from .work import METER, digits, int_ops
 
 __all__ = ["motzkin_pattern", "motzkin_rows", "vanilla_motzkin", "FeatureSpread", "duplicates", "motzkin_label",
            "memory_motzkin"]
@@ -65,7 +65,7 @@ def vanilla_motzkin(inst, theorem, entry, where):
             raise Vacuous(f"{where}: the prompt u = 0 makes every feature 0")
     inst.feature_budget(seqs, where)
     pre, Dpre = scaled(inst.pre(theorem, u))
-    acc, D = [0] * inst.n, 1            # sum_k (y_k - z_k) tau_k / ||tau_k||_1 = acc / D, on the states
+    terms = []                          # (y_k - z_k) tau_k / ||tau_k||_1 on the states, as (numerators, denominator)
     labels = [None] * len(seqs)
     features = FeatureSpread()
     for k, beta in inst.betas(seqs):
@@ -75,15 +75,12 @@ def vanilla_motzkin(inst, theorem, entry, where):
         features.add(inst.feature(tau)[0] if u is not None else None, norm)
         coef = y[k] - z[k]
         if coef and norm:           # W (sum_k c_k tau_k / norm_k) = sum_k c_k g_k: |H| integers a row, not |X| fractions
-            den = coef.denominator * norm
-            g = math.gcd(D, den)
-            METER.charge(int_ops(2 * inst.n, digits(D) + digits(den), digits(max(tau))) + int_ops(4, digits(D), digits(den)),
-                         f"{where}: the Motzkin combination")
-            acc = [a * (den // g) + coef.numerator * (D // g) * t for a, t in zip(acc, tau)]
-            D = D // g * den
+            METER.charge(int_ops(inst.n, digits(coef.numerator), digits(max(tau))), f"{where}: the Motzkin combination")
+            terms.append(([coef.numerator * t for t in tau], coef.denominator * norm))
     if "labels" in entry and not same_ints(entry["labels"], labels):
         raise Rejected(f"{where}: the printed labels are not F*(x) = {labels[:20]}")
     motzkin_pattern(y, z, labels, where)
+    acc = vector_sum(terms, inst.n, f"{where}: the Motzkin combination")[0]
     if any(acc) and any(inst.feature(acc)[0]):
         raise Rejected(f"{where}: sum y g - sum z g is not zero")
     name = "G_1(∅, x)" if u is None else "Gbar_2(u, e(∅), e(x)) for this prompt"

@@ -14,13 +14,15 @@ theorem). ``assumptions-fail``: :mod:`.assumptions`.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from .assumptions import assumption_state, failing_text, memory_assumptions, nondegenerate
-from .exact import label, scaled
+from .exact import label, scaled, scaled_rows
 from .fields import (distinct_rows, field, indices, known_keys, labels_printed, listed_rows, matrix, prompt_vector, same_ints,
                      same_value, tokens, vector)
 from .outcomes import Accepted, Rejected, Unreadable, Vacuous
 from .theorems import ORIGIN, THEOREMS
-from .work import METER, digits, fraction_ops
+from .work import METER, digits, fraction_ops, int_ops
 
 __all__ = ["memory_theorem"]
 
@@ -74,6 +76,8 @@ def memory_theorem(cert, theorem, inst):
     inst.budget(seqs)
     outside = [0 if h in H_star else 1 for _ in inst.configs for h in range(n)]
     bad, in_R, seen = [], [], set()
+    (qi, Dq), (Ki, DK), (Vi, DV), (bi, Db), (betai, Dbeta) = (scaled(q), scaled_rows(K), scaled_rows(V),
+                                                                scaled_rows(heads), scaled_rows(beta))
     vdigits = max(digits(v.numerator) + digits(v.denominator) for block in (q, *K, *V, *heads, *beta) for v in block)
     for k, (row, seq) in enumerate(zip(rows, seqs)):
         where = f"sequences[{k}]"
@@ -97,16 +101,24 @@ def memory_theorem(cert, theorem, inst):
         else:
             head_taus = inst.messages([scaled(u)[0]] + plain)[1]
             values = [inst.phi(u)] + [inst.flat_emission(z) for z in seq]
-        size = max(digits(max(t)) for t in head_taus) + digits(inst.DW) + vdigits
-        METER.charge(fraction_ops(len(head_taus) * (X * (n + 2 + inst.M * n) + inst.M * n * len(heads)), size),
+        size = max(digits(max(t)) for t in head_taus) + digits(inst.DW)
+        positions = len(head_taus)
+        METER.charge(int_ops(positions * (X * (n + 1 + inst.M * n) + inst.M * n * (len(heads) + 1)), size, vdigits)
+                     + fraction_ops(positions * (1 + len(heads)), size + vdigits),
                      f"{where}: the attention head (Theta_K, Theta_V, b)")
         scores, outs = [], []
         for i, (tau, v) in enumerate(zip(head_taus, values)):
-            g = inst.gbar(tau)
-            brow = beta[min(i, len(beta) - 1)]
-            scores.append(sum(q[r] * (sum(K[r][z] * g[z] for z in range(X)) + brow[r]) for r in range(n + 1)))
-            value = [sum(V[r][z] * g[z] for z in range(X)) * v[r] for r in range(inst.M * n)]
-            outs.append([sum(b[r] * value[r] for r in range(inst.M * n)) for b in heads])
+            # in integers: Gbar = G / N, and each witness matrix over its own denominator; one
+            # fraction per score and per output (exact: the denominators are positive)
+            G, N = inst.gbar_ints(tau)
+            N = N or 1
+            brow = betai[min(i, len(betai) - 1)]
+            vi, Dv = scaled(v)
+            KG = [sum(k * x for k, x in zip(Kr, G) if k) for Kr in Ki]
+            scores.append(Fraction(sum(qr * (kg * Dbeta + br * DK * N) for qr, kg, br in zip(qi, KG, brow)),
+                                   Dq * DK * Dbeta * N))
+            VG = [sum(a * x for a, x in zip(Vr, G) if a) * vr if vr else 0 for Vr, vr in zip(Vi, vi)]
+            outs.append([Fraction(sum(c * w for c, w in zip(bc, VG) if c), Db * Dv * DV * N) for bc in bi])
         top = max(scores)
         attended = [i for i, s in enumerate(scores) if s == top]
         head = [sum(outs[i][c] for i in attended) / len(attended) for c in range(len(heads))]

@@ -47,7 +47,6 @@ class Vanilla:
         self.R = [[c[h] * self.pint[h] for h in range(n)] for c in muint]   # mu_c ⊙ pi0, times Dmu Dp
         self.wcols = [[(x, self.Wint[x][h]) for x in range(m) if self.Wint[x][h]] for h in range(n)]
         self.wdigits = digits(self.DW)
-        self.step_digits = digits(self.DA * self.DW)
         self.evidence = {}             # re-derived left inverses, for recognising the paper's construction
 
     def step(self, vec):
@@ -97,9 +96,6 @@ class Vanilla:
             del path[common:]
             del stack[common + 1:]
             beta = stack[-1]
-            steps = len(r) - common
-            METER.charge(30 + int_ops(steps * (self.nnz + self.n), digits(max(beta)) + steps * self.growth(), self.step_digits),
-                         "the backward passes")
             for z in r[common:]:
                 beta = self.back(beta, z)
                 if share:

@@ -35,8 +35,8 @@ LIMITS = {
                                        # 9-digit limbs, schoolbook): about 4 s on a shared core
     "memory_steps": 3 * 10 ** 7,       # memory: sum_x (|x| + 1) x lifted states x (|H| + 1) x 3
     "matrix_work": 2 * 10 ** 8,        # one product or elimination: rows x columns x inner size
-    "metered_work": 6 * 10 ** 6,      # everything else the checker computes, metered as it goes (see
-                                       # Meter): 4-7 s on a loaded core (benchmarks/results/certcheck/)
+    "metered_work": 10 ** 7,           # everything else the checker computes, metered as it goes (see
+                                       # Meter): under 10 s at load 15 on 2 cores (benchmarks/results/certcheck/)
 }
 """Every size is checked against these before any work; over a limit is exit 2 (unreadable)."""
 
@@ -124,14 +124,14 @@ def int_ops(count: int, digits_a: int, digits_b: int = 1) -> int:
     numbers: one unit for the interpreter's step (about 0.35 us on a loaded core), plus the
     schoolbook product in 9-digit limbs, ``limbs_a x limbs_b / 128`` units (measured: a
     100-limb by 100-limb multiply-add takes about 75 small steps)."""
-    return count * (1 + (digits_a // 9 + 1) * (digits_b // 9 + 1) // 128)
+    return count * (1 + (digits_a // 9 + 1) * (digits_b // 9 + 1) // 256)
 
 
 def fraction_ops(count: int, digits_: int) -> int:
     """Metered units of ``count`` operations on ``Fraction`` values of ``digits_`` digits: each
-    normalises by a gcd besides the products; measured about 15 small steps for small fractions
-    and, in the attention head's sums, ``limbs^2 / 16`` more for long ones."""
-    return count * (15 + (digits_ // 9 + 1) ** 2 // 16)
+    normalises by a gcd besides the products; measured about 20 small steps for small fractions,
+    and ``limbs^2 / 64`` more for long ones."""
+    return count * (20 + (digits_ // 9 + 1) ** 2 // 64)
 
 
 class Meter:
