@@ -65,6 +65,7 @@ import statistics
 import subprocess
 import sys
 import time
+import tracemalloc
 from datetime import datetime, timezone
 
 # sizes: (|H|, |X|, batch n)
@@ -77,7 +78,7 @@ BIG_H = 1000        # above this: hmmlearn untimed (run once on sequence 0, as t
 QUICK_SIZES = [(10, 10, 64), (100, 10, 32)]
 T = 129
 HMML_LOG_MAX_H = 100
-LIBS = ["ours-h0", "ours-all", "hmml", "hmml-log", "dynamax", "dynamax32", "pomegr"]
+LIBS = ["ours-h0", "ours-all", "ours-all32", "hmml", "hmml-log", "dynamax", "dynamax32", "pomegr"]
 PEERS = ["hmml", "hmml-log", "dynamax", "dynamax32", "pomegr"]
 TOL = 1e-8
 
@@ -222,7 +223,8 @@ def main() -> int:
         A, AT, W, pi0 = iff.float_arrays(hmm)
         start = A @ pi0
         fns = {"ours-h0": lambda hmm=hmm, tok=tokens: iff.posterior_h0(hmm, tok),
-               "ours-all": lambda hmm=hmm, tok=tokens: iff.posterior_marginals(hmm, tok)}
+               "ours-all": lambda hmm=hmm, tok=tokens: iff.posterior_marginals(hmm, tok),
+               "ours-all32": lambda hmm=hmm, tok=tokens: iff.posterior_marginals(hmm, tok, dtype="float32")}
         if CategoricalHMM is not None:
             for name, impl in (("hmml", "scaling"), ("hmml-log", "log")):
                 if name == "hmml-log" and H > HMML_LOG_MAX_H:
@@ -263,12 +265,17 @@ def main() -> int:
     # ---- warm-up and correctness (same inputs for every library) --------------------------
     check: dict = {}
     failed = []
+    peak_mb: dict = {}
     for H, c in cases.items():
         outs = {}
         for name, fn in c["fns"].items():
             t0 = time.perf_counter()
             outs[name] = np.asarray(fn(), dtype=np.float64)
             log(f"warm-up |H|={H:<4} {name:<8} {time.perf_counter() - t0:8.3f} s")
+            tracemalloc.start()                     # peak of numpy's (and torch CPU's) allocations; XLA's unseen
+            fn()
+            peak_mb.setdefault(H, {})[name] = tracemalloc.get_traced_memory()[1] / 2 ** 20
+            tracemalloc.stop()
         if c["ref"] is not None:
             t0 = time.perf_counter()
             outs["hmml"] = np.asarray(c["ref"]())
@@ -290,6 +297,8 @@ def main() -> int:
             if name.startswith("hmml") and max(row[name].values()) > TOL:
                 failed.append(f"|H|={H} {name}: {row[name]}")
         ours_all, ours_h0 = outs["ours-all"], outs["ours-h0"]
+        if "ours-all32" in outs:
+            row["ours-all32 vs ours-all"] = float(np.abs(outs["ours-all32"] - ours_all).max())
         row["ours-h0 vs ours-all"] = float(np.abs(
             pi0[None, :] * ((ours_all[:, 0] / (A @ pi0)[None, :]) @ A)
             / (pi0[None, :] * ((ours_all[:, 0] / (A @ pi0)[None, :]) @ A)).sum(axis=1, keepdims=True)
@@ -326,6 +335,10 @@ def main() -> int:
             "max_s": {k: max(v) for k, v in times[H].items()},
             "ratio_vs_ours_all": {p: med[p] / med["ours-all"] for p in PEERS if p in med},
             "ratio_vs_ours_h0": {p: med[p] / med["ours-h0"] for p in PEERS if p in med},
+            "ratio_dynamax32_vs_ours_all32": (med["dynamax32"] / med["ours-all32"]
+                                             if "dynamax32" in med and "ours-all32" in med else None),
+            "peak_traced_mb": peak_mb.get(H, {}),
+            "ours_all32_vs_ours_all_max_abs": check[H].get("ours-all32 vs ours-all"),
             "times_s": times[H],
             "max_abs_diff_vs_ours": check[H],
             "gemm_flops": gemm_flops(H, c["n"], T),
@@ -462,6 +475,18 @@ def _table(res: dict) -> str:
             out.append(f"{r['H']:>5} " + " ".join(
                 f"{r[key][p]:>8.2f}x" if p in r[key] else f"{'-':>9}" for p in peers)
                 + f"  {kernel}; ours: {r.get('ours_gemm', 'numpy')}")
+    if any(r.get("ratio_dynamax32_vs_ours_all32") for r in res["rows"]):
+        out += ["", "float32 (dtype='float32', both at jax's and our float32): dynamax32 median / ours-all32 "
+                    "median, > 1 means we are faster; the largest |ours-all32 - ours-all|; peak MB of one call "
+                    "(tracemalloc: numpy's and torch-CPU's allocations, XLA's not seen); BLAS kernel:",
+                f"{'|H|':>5} {'ratio':>7} {'max diff':>9} {'ours32 MB':>9} {'ours64 MB':>9}  kernel"]
+        for r in res["rows"]:
+            ratio = r.get("ratio_dynamax32_vs_ours_all32")
+            pk = r.get("peak_traced_mb", {})
+            out.append(f"{r['H']:>5} " + (f"{ratio:>6.2f}x" if ratio else f"{'-':>7}")
+                       + f" {r.get('ours_all32_vs_ours_all_max_abs') or 0:>9.1e}"
+                       + f" {pk.get('ours-all32', float('nan')):>9.1f} {pk.get('ours-all', float('nan')):>9.1f}"
+                       + f"  {kernel} (sgemm: numpy's OpenBLAS)")
     out += ["", "the BLAS kernel column is numpy's and scipy's OpenBLAS (hmmlearn's numpy parts, ours where "
                 "'ours: numpy'); jax/dynamax use XLA's own CPU kernels (Eigen), torch its own BLAS (MKL: "
                 "pomegranate, and ours where 'ours: torch'); ours-h0 always runs on numpy's OpenBLAS"]
