@@ -326,3 +326,27 @@ def test_a_lone_surrogate_is_a_format_error_before_any_claim(tmp_path, certifica
         assert code == 2 and "lone surrogate" in out and len(out.splitlines()) == 1, out
     with pytest.raises(certcheck.Unreadable, match="lone surrogate"):
         certcheck.check(certcheck.loads(text))
+
+
+def test_verify_leaves_out_what_the_checker_calls_vacuous():
+    """verify's writer and the checker judge a prompt's Motzkin certificate alike: found by
+    verify's own search on the unreachable prompt u = [0, 0, 1], it is left out of a written
+    certificate (its features are all zero) and the checker rejects it as vacuous; on a prompt
+    that reaches the states both keep it."""
+    import headprompt
+    from headprompt.verify.evidence.certificate import _informative, evidence_certificate
+    from headprompt.verify.evidence.certificates import find_no_linear_head_certificate
+
+    hmm = headprompt.HMM.create(DEAD["A"], DEAD["W"], DEAD["pi0"], DEAD["mu"])
+    found = find_no_linear_head_certificate(hmm, [(0,), (1,), (0, 0), (1, 1)], prompt=[0, 0, 1])
+    assert found is not None and not _informative(found, "3.6")
+    with pytest.raises(certcheck.Vacuous, match="all zero"):
+        certcheck.check(evidence_certificate(hmm, "3.6", found))
+    twin = headprompt.HMM.create(TWIN["A"], TWIN["W"], TWIN["pi0"], TWIN["mu"])
+    equal = find_no_linear_head_certificate(twin, [(0,), (1,)], prompt=[1, 1, 0, 0])
+    assert equal is not None and not _informative(equal, "3.6")
+    with pytest.raises(certcheck.Vacuous, match="all equal"):
+        certcheck.check(evidence_certificate(twin, "3.6", equal))
+    g1 = find_no_linear_head_certificate(twin, [(0,), (1,)])            # G_1: the instance's own failure
+    assert g1 is not None and _informative(g1, "3.3")
+    assert certcheck.check(evidence_certificate(twin, "3.3", g1)).startswith("accepted")
