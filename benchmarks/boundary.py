@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale import timed_command  # noqa: E402  (benchmarks/scale.py: the one /usr/bin/time reader)
 
 __all__ = ["family_entries", "write_family", "run_one", "FAMILIES"]
 
@@ -110,39 +110,34 @@ def write_family(family: str, n: int, path: str | Path, seed: int = 5) -> None:
     write_npz(path, family_entries(family, n, seed))
 
 
-def run_one(path: str, extra: list[str]) -> dict:
+_FORCE_DENSE = ("import sys; from headprompt.verify.runtime import cost; cost.PATH_PREFERENCE = 1e12; "
+                "cost.MAX_LARGE_BYTES = 1 << 60; cost.MAX_SECONDS = 1 << 30; from headprompt.verify.cli import main; "
+                "sys.argv = ['verify'] + sys.argv[1:]; main()")
+
+
+def run_one(path: str, extra: list[str], *, force_dense: bool = False) -> dict:
+    """One run of the command line; ``force_dense``: the dense path whatever the cost model
+    predicts (its preference raised past any estimate), to time that path's own work."""
     load = os.getloadavg()[0]
-    with tempfile.NamedTemporaryFile("r", suffix=".txt") as timing:
-        cmd = ["/usr/bin/time", "-v", "-o", timing.name, sys.executable, "-m", "headprompt.verify", "theorem", "3.3",
-               "--hmm", str(path), "--json", *extra]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        text = timing.read()
-
-    def field(name: str) -> str:
-        m = re.search(rf"{re.escape(name)}: (.+)", text)
-        return m.group(1).strip() if m else "nan"
-
-    wall = field("Elapsed (wall clock) time (h:mm:ss or m:ss)")
-    parts = [float(p) for p in wall.split(":")] if wall != "nan" else [math.nan]
+    head = ["-c", _FORCE_DENSE] if force_dense else ["-m", "headprompt.verify"]
+    proc, used = timed_command([sys.executable, *head, "theorem", "3.3", "--hmm", str(path), "--json", *extra])
     report = json.loads(proc.stdout) if proc.stdout.strip() else {}
     seqs = report.get("sequences") or {}
     path_entry = report.get("path") or {}
-    return {"exit": proc.returncode, "load_before": round(load, 2),
-            "wall_s": round(sum(p * 60 ** i for i, p in enumerate(reversed(parts))), 2),
-            "cpu_s": round(float(field("User time (seconds)")) + float(field("System time (seconds)")), 2),
-            "peak_mb": round(int(field("Maximum resident set size (kbytes)")) / 1024, 1),
+    return {"exit": proc.returncode, "load_before": round(load, 2), **used,
             "path": path_entry.get("chosen"), "predicted_s": path_entry.get("seconds"),
             "verdict": report.get("verdict"), "checked": seqs.get("checked"), "agree": seqs.get("agree"),
             "fallbacks": seqs.get("exact_fallbacks"),
             "stderr_tail": proc.stderr.strip().splitlines()[-1:] if proc.returncode else []}
 
 
-def worst_ratio(rows: list[dict]) -> tuple[float, tuple[int, int] | None]:
-    """The largest wall-time ratio between neighbouring sizes of one family (either direction)."""
+def worst_ratio(rows: list[dict], key: str = "wall_s") -> tuple[float, tuple[int, int] | None]:
+    """The largest ratio of ``key`` (wall or CPU seconds) between neighbouring sizes of one family
+    (either direction)."""
     worst, where = 1.0, None
     for a, b in zip(rows, rows[1:]):
-        if a["wall_s"] and b["wall_s"] and a["exit"] == b["exit"] == 0:
-            r = max(a["wall_s"] / b["wall_s"], b["wall_s"] / a["wall_s"])
+        if a[key] and b[key] and a["exit"] == b["exit"] == 0:
+            r = max(a[key] / b[key], b[key] / a[key])
             if r > worst:
                 worst, where = r, (a["hidden"], b["hidden"])
     return round(worst, 2), where
@@ -156,10 +151,16 @@ def render(result: dict) -> str:
             lines.append(f"| {fam} | {r['hidden']} | {r['path']} | {r['predicted_s']} | {r['wall_s']} | {r['cpu_s']} | "
                          f"{r['peak_mb']} | {r['load_before']} | {r['verdict']} | {r['checked']}/{r['agree']} | "
                          f"{r['fallbacks']} |")
+    for r in result.get("forced_dense", []):
+        lines.append(f"| {r['family']} | {r['hidden']} | dense (forced) | {r['predicted_s']} | {r['wall_s']} | "
+                     f"{r['cpu_s']} | {r['peak_mb']} | {r['load_before']} | {r['verdict']} | "
+                     f"{r['checked']}/{r['agree']} | {r['fallbacks']} |")
     lines.append("")
-    for fam, (ratio, where) in result["worst_ratio"].items():
-        lines.append(f"- {fam}: largest wall-time ratio between neighbouring sizes {ratio}"
-                     + (f" ({where[0]} -> {where[1]})" if where else ""))
+    for fam, rows in result["families"].items():
+        (wall, at_w), (cpu, at_c) = worst_ratio(rows), worst_ratio(rows, "cpu_s")
+        lines.append(f"- {fam}: largest ratio between neighbouring sizes: wall {wall}"
+                     + (f" ({at_w[0]} -> {at_w[1]})" if at_w else "") + f", CPU {cpu}"
+                     + (f" ({at_c[0]} -> {at_c[1]})" if at_c else ""))
     lines += ["", f"machine: {result['machine']}; the 1-minute load average before each run is in 'load' (2 cores, "
                   "shared with other work), so compare neighbouring rows, which ran minutes apart"]
     return "\n".join(lines) + "\n"
@@ -171,9 +172,15 @@ def main() -> None:
     ap.add_argument("--sizes", default=DEFAULT_SIZES)
     ap.add_argument("--out", default="benchmarks/results/boundary")
     ap.add_argument("--extra", default="", help="more verify options, e.g. '--samples 1000'")
+    ap.add_argument("--force-dense", default="", help="family:N pairs also run on the dense path whatever the "
+                                                      "cost model predicts, e.g. sparse:1000")
+    ap.add_argument("--render", action="store_true", help="only rewrite table.md from the saved results.json")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.render:
+        (out / "table.md").write_text(render(json.loads((out / "results.json").read_text())))
+        return
     families: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         for fam in args.families.split(","):
@@ -185,10 +192,20 @@ def main() -> None:
                 print(json.dumps(row), flush=True)
                 families[fam].append(row)
                 path.unlink()
+    forced = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for pair in filter(None, args.force_dense.split(",")):
+            fam, n = pair.split(":")
+            path = Path(tmp) / f"{fam}-{n}.npz"
+            write_family(fam, int(n), path)
+            row = {"family": fam, "hidden": int(n), "forced": "dense", **run_one(str(path), args.extra.split(),
+                                                                                 force_dense=True)}
+            print(json.dumps(row), flush=True)
+            forced.append(row)
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "")
     result = {"command": "verify theorem 3.3 --hmm FAMILY-N.npz --json " + args.extra,
               "machine": f"{cpu}, {os.cpu_count()} cores", "families": families,
-              "worst_ratio": {f: worst_ratio(r) for f, r in families.items()}}
+              "worst_ratio": {f: worst_ratio(r) for f, r in families.items()}, "forced_dense": forced}
     (out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
     (out / "table.md").write_text(render(result))
     print(render(result))

@@ -43,12 +43,11 @@ def machine() -> dict:
             "env": {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS")}}
 
 
-def run_one(hidden: int, vocab: int, extra: list[str]) -> dict:
-    load = os.getloadavg()[0]
+def timed_command(cmd: list[str]) -> tuple[subprocess.CompletedProcess, dict]:
+    """Run ``cmd`` under ``/usr/bin/time -v``: the finished process and ``{"wall_s", "cpu_s"
+    (user + system), "peak_mb" (maximum resident set)}``."""
     with tempfile.NamedTemporaryFile("r", suffix=".txt") as timing:
-        cmd = ["/usr/bin/time", "-v", "-o", timing.name, sys.executable, "-m", "headprompt.verify", "theorem", "3.6",
-               "--hidden", str(hidden), "--vocab", str(vocab), "--json", *extra]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(["/usr/bin/time", "-v", "-o", timing.name, *cmd], capture_output=True, text=True)
         text = timing.read()
 
     def field(name: str) -> str:
@@ -57,13 +56,20 @@ def run_one(hidden: int, vocab: int, extra: list[str]) -> dict:
 
     wall = field("Elapsed (wall clock) time (h:mm:ss or m:ss)")
     parts = [float(p) for p in wall.split(":")] if wall != "nan" else [math.nan]
-    seconds = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
+    rss = field("Maximum resident set size (kbytes)")
+    return proc, {"wall_s": round(sum(p * 60 ** i for i, p in enumerate(reversed(parts))), 2),
+                  "cpu_s": round(float(field("User time (seconds)")) + float(field("System time (seconds)")), 2),
+                  "peak_mb": round(int(rss) / 1024, 1) if rss != "nan" else math.nan}
+
+
+def run_one(hidden: int, vocab: int, extra: list[str]) -> dict:
+    load = os.getloadavg()[0]
+    proc, used = timed_command([sys.executable, "-m", "headprompt.verify", "theorem", "3.6",
+                                "--hidden", str(hidden), "--vocab", str(vocab), "--json", *extra])
     report = json.loads(proc.stdout) if proc.stdout.strip() else {}
     seqs = report.get("sequences") or {}
     return {"hidden": hidden, "vocab": vocab, "exit": proc.returncode, "load_before": round(load, 2),
-            "wall_s": round(seconds, 2), "cpu_s": round(float(field("User time (seconds)")) +
-                                                        float(field("System time (seconds)")), 2),
-            "peak_rss_mb": round(int(field("Maximum resident set size (kbytes)")) / 1024, 1),
+            "wall_s": used["wall_s"], "cpu_s": used["cpu_s"], "peak_rss_mb": used["peak_mb"],
             "estimate_s": (report.get("cost") or {}).get("estimated_seconds"),
             "estimate_mb": round((report.get("cost") or {}).get("estimated_bytes", 0) / 2 ** 20, 1),
             "verdict": report.get("verdict"), "mode": report.get("mode"), "checked": seqs.get("checked"),

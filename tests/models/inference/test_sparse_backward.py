@@ -11,15 +11,12 @@ from headprompt.models.hmm.values import HMM
 from headprompt.models.inference import exact as ie
 from headprompt.models.inference.exact import transpose_apply
 from tests.oracle import joint_probability
+from tests.verify.theorems.test_path_choice import sparse_transitions
 
 
 def _sparse_hmm(n: int, seed: int) -> HMM:
     rng = np.random.default_rng(seed)
-    A = [[F(0)] * n for _ in range(n)]
-    for h in range(n):
-        succ = sorted({h, (h + 1) % n, int(rng.integers(n))})
-        for g in succ:
-            A[g][h] = F(1, len(succ))
+    A = sparse_transitions(n, rng)
     W = [[F(int(rng.integers(1, 5)), 1) for _ in range(n)] for _ in range(3)]
     W = [[W[x][h] / sum(W[y][h] for y in range(3)) for h in range(n)] for x in range(3)]
     return HMM.create(A, W, [F(1, n)] * n)

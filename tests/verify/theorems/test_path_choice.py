@@ -18,16 +18,23 @@ from tests.oracle import sympy_rank, vanilla_decisions
 P = 2 ** 61 - 1
 
 
-def _cliff_hmm(n: int, seed: int = 5, *, singular: bool = False) -> HMM:
-    """The boundary benchmark's sparse family (benchmarks/boundary.py) at ``n`` states: ``W``'s
-    3 x 3 core ``M / p`` is singular modulo ``p = 2^61 - 1`` but not over Q; ``singular`` makes
-    it singular over Q as well (every column the same), so Assumption 3.1 fails."""
-    rng = np.random.default_rng(seed)
+def sparse_transitions(n: int, rng: np.random.Generator) -> list[list[F]]:
+    """A column-stochastic ``A`` with 1-3 successors per state (a self loop, the next state, one
+    random), uniform over them: irreducible and aperiodic."""
     A = [[F(0)] * n for _ in range(n)]
     for h in range(n):
         succ = sorted({h, (h + 1) % n, int(rng.integers(n))})
         for g in succ:
             A[g][h] = F(1, len(succ))
+    return A
+
+
+def _cliff_hmm(n: int, seed: int = 5, *, singular: bool = False) -> HMM:
+    """The boundary benchmark's sparse family (benchmarks/boundary.py) at ``n`` states: ``W``'s
+    3 x 3 core ``M / p`` is singular modulo ``p = 2^61 - 1`` but not over Q; ``singular`` makes
+    it singular over Q as well (every column the same), so Assumption 3.1 fails."""
+    rng = np.random.default_rng(seed)
+    A = sparse_transitions(n, rng)
     W = [[F(0)] * n for _ in range(n)]
     for i in range(3):
         for j in range(3):
