@@ -10,6 +10,9 @@
 - The example notebook (``examples/tour.ipynb``, committed with its outputs) becomes the page
   ``tour.md``: markdown cells as they are, code cells as Python blocks, outputs as text, HTML
   and inline PNG images.
+- Pages escape a pipe inside a table cell's code span as ``\\|`` (GitHub splits the row at a bare
+  one), which Python-Markdown would show with its backslash; it does not split at a pipe inside
+  a code span, so the build unescapes those (``table_code_pipes``).
 - Docstrings cite the project's contract by section ("SPEC section 3"), a document readers of
   the site do not have: on the rendered pages each such citation becomes a link to the page
   that holds that section's content.
@@ -78,6 +81,25 @@ SPEC_SECTIONS = {"1": ("concepts", "", "conventions"), "2": ("concepts", "#three
                  "3": ("concepts", "#instance-files", "instance files"), "4": ("reference", "", "commands and JSON"),
                  "5": ("api", "", "Python API")}
 SPEC_CITATION = re.compile(r"SPEC(?:'s)? sections? (\d)(?:\.\d+)?")
+
+
+CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+
+
+def table_code_pipes(markdown: str) -> str:
+    """``\\|`` inside the code spans of table rows (outside fenced blocks) as ``|``."""
+    out, fence = [], False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        elif not fence and line.lstrip().startswith("|"):
+            line = CODE_SPAN.sub(lambda m: m.group(1) + m.group(2).replace("\\|", "|") + m.group(1), line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    return table_code_pipes(markdown)
 
 
 def on_page_content(html_text: str, page, config, files) -> str:

@@ -98,3 +98,22 @@ def test_a_broken_link_fails_the_strict_build(tmp_path):
     shutil.rmtree(tmp_path / "site", ignore_errors=True)
     proc = _build(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_no_page_shows_an_escaped_pipe(site):
+    """Table cells write ``|H|`` in code as ``\\|H\\|`` for GitHub; the site shows ``|H|``."""
+    shown = [p.relative_to(site).as_posix() for p in site.rglob("*.html") if "\\|" in p.read_text(encoding="utf-8")]
+    assert not shown, shown
+
+
+def test_table_code_pipes_unescapes_only_code_in_table_rows():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_files", ROOT / "docs" / "hooks" / "site_files.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    text = ("| `\\|H\\|` | \\|X\\| | `a` |\n"
+            "text `\\|H\\|`\n"
+            "```\n| `\\|H\\|` |\n```\n")
+    assert hook.table_code_pipes(text).splitlines() == [
+        "| `|H|` | \\|X\\| | `a` |", "text `\\|H\\|`", "```", "| `\\|H\\|` |", "```"]
