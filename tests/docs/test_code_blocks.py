@@ -41,7 +41,7 @@ def test_page_blocks_run(page, in_a_temporary_folder):
     seconds = time.perf_counter() - start
     assert ran == sum(b.skip is None for b in blocks) > 0
     # a page's examples are for reading: each should run in seconds, not minutes
-    assert seconds < 30, f"{page.name}: its examples took {seconds:.0f} s"
+    assert seconds < 60, f"{page.name}: its examples took {seconds:.0f} s"
 
 
 def test_every_skip_has_a_reason():
