@@ -66,8 +66,23 @@ def test_the_api_reference_comes_from_the_docstrings(site):
         assert first.split("``")[0][:30] in " ".join(html.split()), obj.__name__
 
 
+def _hook():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_files", ROOT / "docs" / "hooks" / "site_files.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    return hook
+
+
+def test_the_gallery_holds_every_example_script():
+    assert set(_hook().EXAMPLES) == {p.stem for p in (ROOT / "examples").glob("*.py")}
+    nav = (ROOT / "mkdocs.yml").read_text()
+    assert all(f"gallery/{name}.md" in nav for name in _hook().EXAMPLES)
+
+
 def test_the_examples_ran_and_the_notebook_keeps_its_outputs(site):
-    for name in ("prompt_vs_head", "example_41", "learned_hmm"):
+    for name in _hook().EXAMPLES:
         html = _text(site, f"gallery/{name}")
         assert "exit 0" in html and "Output" in html, name
     assert "Theorem 3.6: 1092/1092 sequences" in _text(site, "gallery/prompt_vs_head")
@@ -107,11 +122,7 @@ def test_no_page_shows_an_escaped_pipe(site):
 
 
 def test_table_code_pipes_unescapes_only_code_in_table_rows():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("site_files", ROOT / "docs" / "hooks" / "site_files.py")
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)
+    hook = _hook()
     text = ("| `\\|H\\|` | \\|X\\| | `a` |\n"
             "text `\\|H\\|`\n"
             "```\n| `\\|H\\|` |\n```\n")
