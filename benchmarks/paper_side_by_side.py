@@ -90,8 +90,9 @@ def main() -> None:
         xs = sorted(set(prompt) & set(head))
         extra_h |= set(xs) - set(hs)
         if i == 0:
-            ax.plot(xs, [prompt[h] for h in xs], styles[i], color="tab:orange", lw=2, label=f"{label}: prompt")
-            ax.plot(xs, [head[h] for h in xs], styles[i], color="tab:blue", lw=2, label=f"{label}: head")
+            ax.plot(xs, [prompt[h] for h in xs], styles[i], color="tab:orange", lw=2, label="ours: prompt")
+            ax.plot(xs, [head[h] for h in xs], styles[i], color="tab:blue", lw=2, label="ours: head")
+            ax.set_title(f"accuracy; ours: {label}", fontsize=10)
         g = {h: _t_interval(gaps[h]) for h in xs if gaps.get(h)}
         gx = sorted(g)
         bx.plot(gx, [g[h][0] for h in gx], styles[i], color=colours[i], lw=2, label=label)
@@ -105,7 +106,6 @@ def main() -> None:
     for h in sorted(table):
         row = table[h] + [""] * (3 + 3 * len(sources) - len(table[h]))
         lines.append(f"| {h} | " + " | ".join(row) + " |")
-    ax.set_title("accuracy (ours: fair rows)", fontsize=11)
     bx.set_title("prompt minus head", fontsize=11)
     for a in (ax, bx):
         a.set_xlabel("number of hidden states |H|", fontsize=11)
