@@ -33,6 +33,7 @@ from ...models.hmm.task import class_label, is_multiclass, label
 from ...models.hmm.values import MemoryHMM
 from ..checks.vanilla import assumptions as vasm
 from ..checks.vanilla.check import margins_direct
+from .certificates import vacuous_features
 
 __all__ = ["build_certificate", "write_certificate", "check_certificate_request", "evidence_certificate",
            "write_evidence_certificate", "MAX_LISTED", "CERTIFIED_THEOREMS"]
@@ -273,15 +274,9 @@ def _vanilla_rows(model, tid, b, u, listed, spare) -> list[dict]:
 
 
 def _informative(c: dict, theorem: str) -> bool:
-    """False for a Motzkin certificate certcheck rejects as vacuous (its features all zero on its
-    sequences, or, for a Theorem 3.6 prompt, all equal: an unreachable prompt erases every
-    sequence), which the certificate then leaves out."""
-    feats = {tuple(Fraction(v) for v in f) for f in c.get("features") or []}
-    if not feats:
-        return True
-    if all(v == 0 for f in feats for v in f):
-        return False
-    return not (theorem == "3.6" and len(feats) == 1 and len({tuple(s) for s in c["sequences"]}) > 1)
+    """False for a Motzkin certificate certcheck rejects as vacuous
+    (:func:`~.certificates.vacuous_features`), which the certificate then leaves out."""
+    return vacuous_features(c) is None
 
 
 def _motzkin_entry(c: dict, theorem: str) -> dict:

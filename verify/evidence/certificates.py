@@ -36,7 +36,7 @@ from ...models.hmm.rational import format_fraction
 from ...models.hmm.task import label, task_margin
 
 __all__ = ["features_and_labels", "motzkin_combination", "find_no_linear_head_certificate", "check_no_linear_head_certificate",
-           "prompt_family_certificates", "check_prompt_family_certificates", "MAX_FAMILY_SUBSETS"]
+           "vacuous_features", "prompt_family_certificates", "check_prompt_family_certificates", "MAX_FAMILY_SUBSETS"]
 
 MAX_FAMILY_SUBSETS = 255          # |H| <= 8 covers every nonempty B; beyond, the smallest B first
 
@@ -170,6 +170,24 @@ def find_no_linear_head_certificate(model, sequences: Sequence[Sequence[int]], *
     return out
 
 
+def vacuous_features(cert: dict) -> str | None:
+    """Why a no-linear-head certificate shows nothing, or None (SPEC section 4: a claim whose
+    features are all zero, or all equal, on its listed sequences is vacuous whatever made them
+    so; ``python -m headprompt.certcheck`` judges it the same way). Features all zero (a prompt
+    the chain never reaches, ``u = 0``, a dead state) erase every sequence; for a chosen prompt
+    (``"prompt"`` in the certificate), features all equal on distinct sequences erase them too.
+    Equal ``G_1`` features on sequences of both labels stay evidence: that is Theorem 3.3's own
+    failure, with nothing chosen."""
+    feats = {tuple(Fraction(v) for v in f) for f in cert.get("features") or []}
+    if not feats:
+        return None
+    if all(v == 0 for f in feats for v in f):
+        return "its features are all zero on the listed sequences (the read-out sees nothing)"
+    if "prompt" in cert and len(feats) == 1 and len({tuple(s) for s in cert["sequences"]}) > 1:
+        return "the prompt makes its features equal on every listed sequence (it erases the input)"
+    return None
+
+
 def check_no_linear_head_certificate(hmm: HMM, cert: dict) -> tuple[bool, str]:
     """Check a certificate independently: recompute every feature ``G_1(x'_k)`` and label
     ``F*(x_k)`` from the instance (the printed ones are not trusted; with ``"prompt"`` the
@@ -247,8 +265,9 @@ def prompt_family_certificates(hmm: HMM, sequences: Sequence[Sequence[int]], *,
             if stop_early:
                 break
             continue
-        certs.append({"B": list(B), **cert, "checked": True})
+        certs.append({"B": list(B), **cert, "checked": True, "vacuous": vacuous_features(cert) is not None})
     every = missing is None and covered == total
+    erased = sum(c["vacuous"] for c in certs)
     if every:
         what = (f"for every one of the {total} prompts u = 1_B (B nonempty) an exact certificate shows that no "
                 "linear head b gives F*(x) = 1(b . Gbar_2(u, e(empty), e(x)) >= 0) on the listed sequences")
@@ -258,8 +277,11 @@ def prompt_family_certificates(hmm: HMM, sequences: Sequence[Sequence[int]], *,
     else:
         what = (f"the prompt u = 1_B with B = {missing} has no certificate on these sequences (some linear head "
                 f"may work with it); {len(certs)} B of the {covered} tried have one")
+    if erased:        # true of those B, but only because the prompt erases every sequence
+        what += (f"; {erased} of these B give features all zero or all equal (the prompt erases the input), "
+                 "so their certificates are vacuous and not counted as certified")
     return {"kind": "no-prompt-in-family", "family": "u = 1_B", "all": every, "subsets": total,
-            "covered": covered, "certified": len(certs), "uncertified_B": missing,
+            "covered": covered, "certified": len(certs) - erased, "erased": erased, "uncertified_B": missing,
             "certificates": certs, "what": what}
 
 

@@ -14,7 +14,7 @@ from ...models.hmm.task import is_multiclass, num_classes
 from ...models.hmm.values import HMM
 
 from . import sequences
-from .certificates import (check_no_linear_head_certificate, find_no_linear_head_certificate,
+from .certificates import (check_no_linear_head_certificate, find_no_linear_head_certificate, vacuous_features,
                            prompt_family_certificates)
 
 __all__ = ["counterexample_for", "no_basis_set_evidence", "given_prompt_evidence", "EVIDENCE_SEQUENCES",
@@ -87,6 +87,11 @@ def given_prompt_evidence(hmm: HMM, u) -> dict:
     if cert is None:
         return {"kind": "none-found", "what": f"no certificate on the {len(pool)} short sequences: some linear "
                                               "head may work with this prompt (the given b is what fails)"}
+    erased = vacuous_features(cert)
+    if erased is not None:                 # true, but only because the prompt erases the input
+        return {"kind": "vacuous-prompt", "what": f"no linear head can work with this prompt u: {erased}, so a "
+                "Motzkin certificate for it would be vacuous and none is given", "prompt": cert["prompt"],
+                "sequences": cert["sequences"], "features": cert["features"]}
     ok, why = check_no_linear_head_certificate(hmm, cert)
     cert["checked"] = ok
     cert["what"] = f"no linear head works with this prompt u: {why}" if ok else f"certificate failed its check: {why}"
@@ -125,7 +130,11 @@ def no_basis_set_evidence(hmm: HMM, failed35: dict, *, seed: int = 0, search: bo
                     "labels": chk["labels"], "disagreement": chk["disagreement"],
                     "sequences": f"every sequence of length <= {max(len(s) for s in pool)}"}
     cert = find_no_linear_head_certificate(hmm, pool, prompt=list(w.u))
-    if cert is not None:
+    if cert is not None and vacuous_features(cert) is not None:
+        cert = {**cert, "checked": False, "vacuous": True,
+                "what": f"the construction's prompt u = 1_B, B = {list(w.B)}: {vacuous_features(cert)}; a "
+                        "certificate for it would be vacuous"}
+    elif cert is not None:
         ok, why = check_no_linear_head_certificate(hmm, cert)
         cert["checked"] = ok
         cert["what"] = (f"no linear head works with the construction's prompt u = 1_B, B = {list(w.B)}: " + why

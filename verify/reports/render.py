@@ -15,7 +15,7 @@ EVIDENCE_NAMES = {"no-linear-head": "Motzkin certificate (no linear head)",
 """People's names of the JSON ``kind`` values of evidence (the JSON keeps its words: a contract)."""
 
 
-NOT_COUNTEREXAMPLES = frozenset({"none-found", "construction-survives", "construction-undefined"})
+NOT_COUNTEREXAMPLES = frozenset({"none-found", "construction-survives", "construction-undefined", "vacuous-prompt"})
 """Evidence kinds that show no failure of the conclusion: human output heads them "evidence",
 never "counterexample" (a construction that agrees on every checked sequence refutes nothing)."""
 
