@@ -1,7 +1,8 @@
 """``verify theorem 3.3 | 3.6`` on HMMs of language-model size (thousands of hidden states).
 
-Used when the generated sizes exceed the dense path's (:data:`DENSE_MAX_STATES` states or
-:data:`DENSE_MAX_TOKENS` tokens) or a ``.npz`` instance does. The model is a
+Used when the cost model predicts it cheaper for a ``.npz`` instance (:func:`path_for`, from the
+file's headers before any work: sizes and nonzeros), for a :class:`LargeHMM` object, and for
+generated sizes above :data:`DENSE_MAX_STATES` states or :data:`DENSE_MAX_TOKENS` tokens. The model is a
 :class:`~headprompt.models.hmm.large.LargeHMM` (sparse exact numerators); the assumptions and
 the witness are decided exactly with proofs (:mod:`headprompt.verify.checks.vanilla.large`); every sequence verdict is
 certified: the float kernel over the nonzeros with the a priori bound of

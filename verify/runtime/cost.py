@@ -33,7 +33,13 @@ sizes, the estimate, the limit and the way forward):
   :data:`MAX_TOKENS`, :data:`MAX_FLOAT_ENTRIES` or :data:`MAX_EXACT_BYTES`;
 - :func:`check_fallback`: the refusal of an exact fallback batch past the same limits (the
   large-model path refuses past :data:`MAX_SECONDS` and :data:`MAX_LARGE_BYTES` from
-  :func:`large_estimate`).
+  :func:`large_estimate`);
+- :func:`choose_path` ``(dense, large, dense_blocked=, large_blocked=)``: which path a
+  ``verify theorem 3.3|3.6`` run takes, from :func:`dense_path_estimate` (every entry of ``A``
+  and ``W`` as a Fraction) and the large path's :func:`large_estimate` (plus
+  :func:`large_fallback_seconds`), both from shapes and nonzeros before any work: the cheaper
+  that can decide (:data:`PATH_PREFERENCE`); ``verify.reports.scale.path_for`` asks it and the
+  report's ``"path"`` entry says which and why.
 
 Nothing here imports the rest of ``verify`` (the floor below the checks; docs/architecture.md).
 """
@@ -356,12 +362,15 @@ block, certificates and witness files) is kept unless the large path is predicte
 many times faster; below 2, so that no size is more than 2x slower than its neighbour where the
 choice changes."""
 
-FALLBACK_SHARE = 0.05
+FALLBACK_SHARE = 0.01
 """The share of sequences assumed to go to exact arithmetic (ties ``mu . p = 0`` exactly, which
 no float bound decides): unknown before any work, so both paths are priced with the same share
-and it moves both estimates alike (measured on the boundary families,
-``benchmarks/results/boundary/``: none of 10,200 on the blocked and dense ones, 18-21% on the
-sparse one, whose identity emissions make exact ties common)."""
+and it moves both estimates alike where both step over the nonzeros (measured on the boundary
+families, ``benchmarks/results/boundary/``: none of 10,200 on the blocked and dense ones, 18-21%
+on the sparse one, whose identity emissions make exact ties common). Low, because the large
+path's exact step runs over every nonzero in Python integers: with a dense ``A`` a larger share
+priced it far above its measured time (44 s predicted, 4.6 s CPU measured at 373 states) and
+moved the switch past the real crossover (a 5x step at 372 -> 373 with 5%)."""
 
 _DENSE_ENTRY_RATE = 1e-5      # dense path: per entry of A and W (Fractions read and checked, the integer form,
                               # W^+ and the head over W, the adversarial search), 2 cores under load ~6
