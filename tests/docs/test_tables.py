@@ -15,13 +15,6 @@ def test_most_pages_have_tables():
     assert len(WITH_TABLES) >= 8, [p.name for p in WITH_TABLES]
 
 
-# docs/certificates.md is another helper's page; its field table had unescaped | in code spans
-# (they split the rows) when this test was written: marked so until that page is fixed
-KNOWN = {"certificates.md": "unescaped | inside table cells (lines 182-205 as of this test's commit)"}
-
-
-@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN[p.name], strict=False))
-                                  if p.name in KNOWN else p for p in WITH_TABLES],
-                         ids=[p.relative_to(ROOT).as_posix() for p in WITH_TABLES])
+@pytest.mark.parametrize("page", WITH_TABLES, ids=[p.relative_to(ROOT).as_posix() for p in WITH_TABLES])
 def test_tables_render(page):
     check_tables(page)
