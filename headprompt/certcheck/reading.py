@@ -69,6 +69,10 @@ class Reader:
 READER = Reader()
 
 
+_FORMAT_FIELD = re.compile(rb'"format"\s*:\s*"' + re.escape(FORMAT.encode()) + rb'"')
+_KIND_FIELD = re.compile(rb'"kind"\s*:\s*"(?:hmm|memory-hmm)"')
+
+
 def loads(data: bytes | str):
     """Parse a certificate's bytes strictly (ASCII JSON; see :class:`Reader`); the digits of
     the whole file are bounded before any number is parsed."""
@@ -129,7 +133,12 @@ def read_file(path: str):
             chunks.append(chunk)
     finally:
         os.close(fd)
-    return loads(b"".join(chunks))
+    data = b"".join(chunks)
+    if not _FORMAT_FIELD.search(data):      # before any number is judged: say what the file is not
+        hint = ("; this looks like an instance file (it has \"kind\"): verify theorem ... --certificate FILE "
+                "writes a certificate of a check" if _KIND_FIELD.search(data) else "")
+        raise Unreadable(f"not a certificate: no \"format\": \"{FORMAT}\" field{hint}")
+    return loads(data)
 
 
 def with_digits(work):
