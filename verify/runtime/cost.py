@@ -338,7 +338,8 @@ def large_estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: i
     before = 1.0 + _BUILD_RATE * (nnz_A + nnz_W)          # reading the model and its assumptions
     if all_columns:
         before += _BLOCK_RATE * nnz_W
-    after = kernel + exact + 2e-4 * pool * length           # the witness and the sequences
+    after = kernel + exact + 5e-5 * pool * length           # the witness and the sequences (drawing the pool:
+                                                            # 2.9 s CPU for a whole 248-state run, 2026-11-28)
     if nnz_W > 0.25 * hidden * vocab and (all_columns or not three_three):
         # a dense W is one block: the head's exact solve over W[:, H*] (every column for 3.3,
         # at most min(|H|, |X|) for 3.6) is cubic in its columns; an upper bound for 3.6
