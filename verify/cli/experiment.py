@@ -141,12 +141,17 @@ def run(args: argparse.Namespace) -> int:
 
     con = console()
     table = Table(title=f"{args.name} at scale {args.scale} on {device}, {summary['trials']} trials")
-    for col in ("setting", "method", "model", "accuracy", "95% interval", "trials"):
+    for col in ("setting", "method", "model", "accuracy (clean split)", "95% interval", "i.i.d. draws", "trials"):
         table.add_column(col)
+    iid = summary.get("estimand_iid") or {}
+    iid_rows = {(str(r["setting"]), r["method"], r["model"]): r["accuracy"]
+                for r in iid.get("rows", []) + iid.get("control_rows", [])}
     for r in summary["rows"] + summary["control_rows"]:
         setting = ", ".join(f"{k}={v}" for k, v in r["setting"].items())
+        a_iid = iid_rows.get((str(r["setting"]), r["method"], r["model"]))
         table.add_row(setting, r["method"], r["model"], f"{r['accuracy']:.3f}",
-                      f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]", str(r["trials"]))
+                      f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]", "" if a_iid is None else f"{a_iid:.3f}",
+                      str(r["trials"]))
     con.print(table)
     gate = summary.get("gate") or {}
     for q in summary["quality"]:
@@ -158,10 +163,23 @@ def run(args: argparse.Namespace) -> int:
         con.print(f"MLM gate {setting}: TV at position 0 {sum(g['tv0'] for g in trials) / max(len(trials), 1):.3f}, "
                   f"worst upper bound {bound:.3f} (passes at <= {q['threshold']}): {passed} of {len(trials)} trials "
                   f"passed; pretraining's mixed TV {q['tv_mean']:.3f}, loss gap {q['loss_gap_mean']:.3f} nats")
+    on_iid = {p["id"]: p for p in iid.get("predictions", []) + iid.get("controls", [])}
+
+    def iid_line(item: dict) -> str:
+        other = on_iid.get(item["id"])
+        if other is None or other["pooled"].get("estimate") is None:
+            return ""
+        return f"\n  on i.i.d. test draws (the paper's estimand): {other['verdict']}, estimate {other['pooled']['estimate']:+.3f}"
+
     for p in summary["predictions"]:
-        con.print(f"{p['verdict']}: {p['claim']}\n  {p['evidence']}", markup=False)
+        con.print(f"{p['verdict']}: {p['claim']}\n  {p['evidence']}{iid_line(p)}", markup=False)
     for c in summary["controls"]:
-        con.print(f"control ({c['model']}) {c['control']}: {c['verdict']}\n  {c['evidence']}", markup=False)
+        con.print(f"control ({c['model']}) {c['control']}: {c['verdict']}\n  {c['evidence']}{iid_line(c)}",
+                  markup=False)
+    from ..experiments.search_edges import edge_text
+
+    for line in edge_text(summary.get("search_edges") or []):
+        con.print(f"search: {line}", markup=False)
     missing = summary["jobs"].get("missing", 0)
     con.print(f"wrote {out}/results.csv, summary.json, {args.name}.png, {args.name}-paper.png in "
               f"{time.perf_counter() - t0:.1f}s ({summary['jobs']['reused']} of {summary['jobs']['total']} jobs "

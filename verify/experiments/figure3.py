@@ -303,6 +303,7 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
         estimand_iid = {"what": "accuracy on i.i.d. test draws (the paper's estimand; repeats of training "
                                 "sequences included)",
                         "rows": summarize([r for r in iid if _is_main(r)], keys, n_test),
+                        "control_rows": summarize([r for r in iid if not _is_main(r)], keys, n_test),
                         "predictions": tested_iid["predictions"], "controls": tested_iid["controls"]}
     try:
         version = metadata.version("headprompt")
