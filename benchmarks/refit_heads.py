@@ -14,7 +14,8 @@ builds them, the exact ``G_0`` features are recomputed, and
    walked past the selected edge, down to ``l2 = 0``), its accuracy on the clean split and on
    i.i.d. test draws (the paper's estimand; rng ``[seed, key, 4, trial]``) recorded.
 
-MLM rows cannot be re-fitted this way: their pretrained models are not on this machine (their
+``--trials N`` re-fits the first ``N`` trials of each setting only (the re-tested claims then
+read those trials, committed and re-fitted alike). MLM rows cannot be re-fitted this way: their pretrained models are not on this machine (their
 pretraining cache was not committed). The output directory gets ``refit.csv`` (one row per
 re-fitted head) and ``results.csv``: the committed rows with every exact ``head-fair`` row
 replaced by the re-fitted one (other rows unchanged), so the run's claims can be re-tested with
@@ -51,7 +52,7 @@ def _job_task(spec: dict):
     return model, task
 
 
-def refit_run(run: Path, out: Path) -> dict:
+def refit_run(run: Path, out: Path, max_trials: int | None = None) -> dict:
     import torch
 
     from headprompt.models.mlm.fair import head_fair
@@ -73,6 +74,8 @@ def refit_run(run: Path, out: Path) -> dict:
     rows, t0 = [], time.perf_counter()
     for spec in specs:
         if not any(m == ["exact", "head-fair"] for m in spec["methods"]):
+            continue
+        if max_trials is not None and spec["trial"] >= max_trials:
             continue
         x = str(spec["setting"][x_key])
         old = committed.get((x, spec["setting"].get("data", "vanilla"), str(spec["trial"])))
@@ -101,6 +104,8 @@ def refit_run(run: Path, out: Path) -> dict:
         w.writerows(rows)
     new = {(r[x_key], r["data"], str(r["trial"])): r for r in rows if r["reproduced"]}
     merged = []
+    if max_trials is not None:
+        records = [r for r in records if int(r["trial"]) < max_trials]
     for r in records:
         k = (r[x_key], r.get("data") or "vanilla", r["trial"])
         if r["model"] == "exact" and r["method"] == "head-fair" and k in new:
@@ -134,10 +139,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--out", type=Path, required=True, help="one subfolder per run is written here")
+    ap.add_argument("--trials", type=int, default=None, help="only the first N trials of each setting")
     args = ap.parse_args()
     for run in args.runs:
         sub = args.out / "-".join(run.parts[-2:])
-        print(refit_run(run, sub), flush=True)
+        print(refit_run(run, sub, args.trials), flush=True)
 
 
 if __name__ == "__main__":

@@ -205,7 +205,8 @@ def test_cli_experiment_tiny_end_to_end(name, rows, records, tmp_path, monkeypat
         *((m, meth, "vanilla") for m in ("mlm", "exact") for meth in ("attention", "attention-fair")),
         *((m, meth, "memory") for m in ("mlm", "exact") for meth in ("head", "head-fair"))})
     for r in rows_csv:      # the fair searches name the configuration validation selected
-        assert bool(r["selected"]) == r["method"].endswith("-fair") and r["test_overlap"] == "0.0"
+        searched = r["method"].endswith("-fair") or r["method"] == "prompt-refit"   # refit: an L2 search
+        assert bool(r["selected"]) == searched and r["test_overlap"] == "0.0"
     assert (out / f"{name}.png").stat().st_size > 1000
 
 
@@ -347,7 +348,7 @@ def test_a_job_shares_one_output_pass_between_the_linear_and_attention_heads(mon
                        "pretrain": {}, "task": {"length": 8, "num_train": 120, "num_val": 40, "num_test": 60},
                        "tune": {"epochs": 2, "batch_size": 32}}}
     shared = jobs.run_job(spec)
-    assert calls == ["all"] * len(SPLITS)                  # one pass per split, not one per head
+    assert calls == ["all"] * (len(SPLITS) + 1)            # one pass per split (and the i.i.d. draws), not per head
     monkeypatch.setattr(ExactBackbone, "all_outputs", real_all)
     monkeypatch.setattr(ExactBackbone, "mask_outputs", real_mask)
     task_cfg, tune_cfg = TaskConfig(**spec["config"]["task"]), TuneConfig(**spec["config"]["tune"])
