@@ -148,7 +148,9 @@ def test_theorem_instances_with_classes_keep_the_assumptions_and_the_support(tid
 def test_interesting_regimes_are_drawn_and_shrink():
     # prompt tuning with more hidden states than tokens (Assumption 3.5 without 3.1)
     wide = find(hmms(theorem="3.6"), lambda h: h.num_states > h.num_tokens)
-    assert wide.num_states == wide.num_tokens + 1
+    # shrinks to the smallest vocabulary; with both labels planted a draw at |X| + 1 states may
+    # have no two-label task, so the shrink can stop one state above it (seen: (3, 2) and (4, 2))
+    assert wide.num_tokens == 2 and wide.num_tokens < wide.num_states <= wide.num_tokens + 2
     # breaking 3.5 shrinks to the smallest instance that can break it (2 states); with both
     # labels planted (the default) to the smallest where the posteriors also allow two labels
     small = find(hmms(theorem="3.6", violate="3.5", allow_one_label=True), lambda h: True)
