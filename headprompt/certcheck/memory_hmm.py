@@ -114,15 +114,20 @@ class Memory:
             alpha = [p * w for p, w in zip(pre, v)]
         return joint, taus
 
-    def phi(self, w):
-        """Reverse lifting: ``phi(w)[(m, h)] = |M|^-(N-1) sum_{c: c_j(h) = m} w[(c, h)]``."""
+    def _fold(self, w):
+        """``sum_{c: c_j(h) = m} w[(c, h)]`` for every ``(m, h)``: the reverse lifting without its
+        constant factor ``|M|^-(N-1)`` (integers stay integers)."""
         out = [0] * (self.M * self.n)
         for ci, c in enumerate(self.configs):
             for h in range(self.n):
                 if w[ci * self.n + h]:
                     out[c[self.cell(h)] * self.n + h] += w[ci * self.n + h]
+        return out
+
+    def phi(self, w):
+        """Reverse lifting: ``phi(w)[(m, h)] = |M|^-(N-1) sum_{c: c_j(h) = m} w[(c, h)]``."""
         scale = Fraction(1, self.M ** (self.N - 1))
-        return [v * scale for v in out]
+        return [v * scale for v in self._fold(w)]
 
     def gbar(self, tau):
         """``Gbar = W phi(tau) / ||phi(tau)||_1`` over tokens, exactly (0 when the norm is 0); a
@@ -132,11 +137,7 @@ class Memory:
 
     def gbar_ints(self, tau):
         """``(G, N)`` in integers with ``Gbar = G / N`` (``N = 0``: ``G = 0``, ``Gbar = 0``)."""
-        p = [0] * (self.M * self.n)
-        for ci, c in enumerate(self.configs):
-            for h in range(self.n):
-                if tau[ci * self.n + h]:
-                    p[c[self.cell(h)] * self.n + h] += tau[ci * self.n + h]
+        p = self._fold(tau)
         norm = sum(p) * self.DW
         if norm == 0:
             return [0] * self.m, 0

@@ -114,13 +114,19 @@ def test_an_older_format_is_unreadable(certificates):
         certcheck.check({**certificates["3.3"], "version": 1})
 
 
-def test_cli_exit_codes(tmp_path, certificates):
+def _good_and_bad(tmp_path, certificates):
+    """A true 3.6 certificate and the same with one margin forged, as files."""
     good = tmp_path / "good.json"
     good.write_text(json.dumps(certificates["3.6"]))
     bad = copy.deepcopy(certificates["3.6"])
     bad["sequences"][0]["task_margin"] = "1/3"
     badf = tmp_path / "bad.json"
     badf.write_text(json.dumps(bad))
+    return good, badf
+
+
+def test_cli_exit_codes(tmp_path, certificates):
+    good, badf = _good_and_bad(tmp_path, certificates)
     empty = copy.deepcopy(certificates["3.6"])
     empty.update(covers="listed", sequences=[])
     del empty["identity"]
@@ -170,12 +176,7 @@ def test_a_copied_folder_and_a_zipapp_run_alone(tmp_path, certificates):
     zipapp; each accepts a true certificate and rejects a false one, exactly as installed."""
     import shutil
     import zipapp
-    good = tmp_path / "good.json"
-    good.write_text(json.dumps(certificates["3.6"]))
-    bad = copy.deepcopy(certificates["3.6"])
-    bad["sequences"][0]["task_margin"] = "1/3"
-    badf = tmp_path / "bad.json"
-    badf.write_text(json.dumps(bad))
+    good, badf = _good_and_bad(tmp_path, certificates)
     copied = tmp_path / "copy"
     shutil.copytree(ROOT / "headprompt" / "certcheck", copied / "certcheck",
                     ignore=shutil.ignore_patterns("__pycache__"))
