@@ -91,9 +91,11 @@ class TheoremRequest:
 
     def shown(self, name: str, value: Any) -> str:
         """Option and value as the user wrote them: ``--hidden 5`` or ``hidden=5`` (a value whose
-        repr spans lines or runs long, such as a pandas Series, shortened to one line)."""
+        repr spans lines or runs long, such as a pandas Series, shortened to one line; a path, up to 4,096
+        characters, is kept whole so that a command quoting it can be copied)."""
         text = repr(value)
-        if "\n" in text or len(text) > 80:
+        path_like = isinstance(value, (str, os.PathLike)) and len(text) <= 4096     # a path to copy: whole
+        if "\n" in text or (len(text) > 80 and not path_like):
             text = f"<{type(value).__name__}>" if "\n" in text else text[:60] + "..."
         return f"{name}={text}" if self.python else f"--{name.replace('_', '-')} {text}"
 

@@ -377,7 +377,7 @@ def test_a_sum_of_hundreds_of_digits_is_shown_by_a_few(tmp_path):
     text = str(got.value)
     assert "pi0: the vector sums to about 1.000000000 (1 + 5.00E-324, a 324/324-digit fraction), expected " \
            "exactly 1" in text
-    assert len(text) < 300 and not re.search(r"\d{49}", text)
+    assert len(text) - len(str(path)) < 300 and not re.search(r"\d{49}", text)     # the path's length varies
     assert load_instance(path, exact=False).pi0[0] == 5e-324           # float mode: within the tolerance
 
 
