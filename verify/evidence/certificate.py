@@ -18,9 +18,6 @@ written: a certificate this module writes is one the checker reads.
 
 from __future__ import annotations
 
-import json
-import math
-import sys
 from fractions import Fraction
 
 import numpy as np
@@ -34,6 +31,7 @@ from ...models.hmm.values import MemoryHMM
 from ..checks.vanilla import assumptions as vasm
 from ..checks.vanilla.check import margins_direct
 from .certificates import vacuous_features
+from .certificate_limits import unbounded_digits, within_limits, write_json
 
 __all__ = ["build_certificate", "write_certificate", "check_certificate_request", "evidence_certificate",
            "write_evidence_certificate", "MAX_LISTED", "CERTIFIED_THEOREMS"]
@@ -218,7 +216,7 @@ def build_certificate(report) -> dict:
         found = [c for c in found if _informative(c, tid)]
         if found and not is_multiclass(model.mu):
             cert["motzkin"] = [_motzkin_entry(c, tid) for c in found]
-        _within_limits(cert, model)
+        within_limits(cert, model)
         return cert
     witness = details["witness"]
     u = getattr(witness, "u", None) if tid == "3.6" else None
@@ -237,7 +235,7 @@ def build_certificate(report) -> dict:
     cert["sequences_checked_by_verify"] = len(sequences)
     cert["sequences"] = _vanilla_rows(model, tid, witness.b, u, listed, sequences[MAX_LISTED:MAX_LISTED + SCAN_FOR_CLASSES]
                                       if data["verdict"] == "verified" else [])
-    _within_limits(cert, model)
+    within_limits(cert, model)
     return cert
 
 
@@ -341,7 +339,7 @@ def _memory_certificate(data: dict, details: dict, model) -> dict:
             seen.add(r["F_star"])
             rows.append(r)
     cert["sequences"] = rows
-    _within_limits(cert, model)
+    within_limits(cert, model)
     return cert
 
 
@@ -385,88 +383,15 @@ def evidence_certificate(model, theorem: str, evidence: dict) -> dict:
         cert = {**_header(theorem, "no-prompt-and-head", instance), "prompts": "all", **rows}
     else:
         raise InputError(f"evidence certificate: unknown kind {kind!r} (no-linear-head, no-prompt-and-head)")
-    _within_limits(cert, model)
+    within_limits(cert, model)
     return cert
 
 
 def write_evidence_certificate(model, theorem: str, evidence: dict, path) -> dict:
     """:func:`evidence_certificate` written to ``path`` as JSON; returns it."""
-    return _unbounded_digits(lambda: _write(evidence_certificate(model, theorem, evidence), path))
-
-
-# ---------------------------------------------------------------- writing
-
-def _lengths(cert: dict) -> list[int]:
-    rows = [r["x"] for r in cert.get("sequences", []) if isinstance(r, dict)]
-    rows += [s for s in cert.get("sequences", []) if isinstance(s, list)]
-    rows += [s for m in cert.get("motzkin", []) for s in m["sequences"]]
-    return [len(r) for r in rows]
-
-
-def _within_work(cert: dict, model) -> None:
-    """Refuse to write a certificate whose recomputation the checker would refuse as too long."""
-    lengths = _lengths(cert)
-    den = lambda a: math.lcm(*(Fraction(v).denominator for v in np.ravel(a)))     # noqa: E731
-    if isinstance(model, MemoryHMM):
-        lifted = model.memory_values ** model.cells * model.num_states
-        growth = certcheck.digits_of(den(model.A) * den(model.W) * lifted)
-        over = certcheck.memory_cost(lengths, lifted, model.num_states, growth, model.W.shape[0])
-    else:
-        growth = certcheck.digits_of(den(model.A) * den(model.W) * model.num_states)
-        nonzeros = int(np.count_nonzero(model.transition_support()))
-        over = certcheck.backward_cost(lengths, nonzeros, model.num_states, growth)
-    if over:
-        raise InputError(f"--certificate: checking it would need {over}; check fewer or shorter sequences")
-
-
-def _within_limits(cert: dict, model=None) -> None:
-    """Refuse to write what the checker would not read (its documented limits)."""
-    if model is not None:
-        _within_work(cert, model)
-    limit = certcheck.LIMITS["number_digits"]
-
-    def walk(v):
-        if isinstance(v, str):
-            if len(v) > limit:
-                for part in v.lstrip("-").split("/"):
-                    if len(part) > limit:
-                        raise InputError(f"--certificate: a number of {len(part)} digits is over the checker's "
-                                         f"limit of {limit}; check fewer or shorter sequences")
-        elif isinstance(v, list):
-            for w in v:
-                walk(w)
-        elif isinstance(v, dict):
-            for w in v.values():
-                walk(w)
-
-    walk(cert)
-
-
-def _write(cert: dict, path) -> dict:
-    text = json.dumps(cert, indent=1) + "\n"
-    if len(text) > certcheck.LIMITS["file_bytes"]:
-        raise InputError(f"--certificate: {len(text)} bytes is over the checker's limit of "
-                         f"{certcheck.LIMITS['file_bytes']}")
-    work = certcheck.parse_work(text.encode("ascii"))
-    if work > certcheck.LIMITS["digit_work"]:
-        raise InputError(f"--certificate: its numbers need {work} digit² units of parsing, over the checker's "
-                         f"limit of {certcheck.LIMITS['digit_work']}; check fewer or shorter sequences")
-    with open(path, "w", encoding="ascii") as fh:
-        fh.write(text)
-    return cert
-
-
-def _unbounded_digits(fn, *args):
-    """``fn(*args)`` with Python's limit on int/str conversions lifted (margins of long
-    sequences have tens of thousands of digits); the limit is restored after."""
-    old = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(0)
-    try:
-        return fn(*args)
-    finally:
-        sys.set_int_max_str_digits(old)
+    return unbounded_digits(lambda: write_json(evidence_certificate(model, theorem, evidence), path))
 
 
 def write_certificate(report, path) -> dict:
     """Build the certificate of ``report`` and write it to ``path`` as JSON; return it."""
-    return _unbounded_digits(lambda: _write(build_certificate(report), path))
+    return unbounded_digits(lambda: write_json(build_certificate(report), path))
