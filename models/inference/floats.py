@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import InputError, SequenceError
+from ..exceptions import InputError
 from ..hmm.values import HMM, MemoryHMM
+from .float32 import DTYPES, smoothed_float32
+from .float_inputs import check_token_array, float32_arrays, float_arrays, rescale_interval  # noqa: F401 (re-exported)
 from .scaling import _LOW, _rescale, largest, positive_min, single_thread_blas  # noqa: F401 (re-exported)
 
 __all__ = ["DTYPES", "float32_arrays", "check_token_array", "float_arrays", "proper_embeddings", "single_thread_blas",
@@ -38,59 +40,10 @@ def _normalize(v: np.ndarray) -> np.ndarray:
     return v / np.where(s > 0, s, 1.0)
 
 
-def check_token_array(tokens, num_tokens: int) -> np.ndarray:
-    """``tokens`` as an ``int64`` array ``[n, T]`` (a 1-D sequence becomes ``[1, T]``).
-
-    Raises:
-        SequenceError: empty, non-integer or out-of-vocabulary tokens (naming the first).
-    """
-    arr = np.asarray(tokens)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2 or arr.shape[1] == 0:
-        raise SequenceError(f"tokens: expected shape [n, T] with T >= 1, found {arr.shape}")
-    if arr.dtype.kind not in "iu":
-        raise SequenceError(f"tokens: expected integers, found dtype {arr.dtype}")
-    bad = (np.argwhere((arr < 0) | (arr >= num_tokens)) if arr.size and (arr.min() < 0 or arr.max() >= num_tokens)
-           else ())                                        # min/max first: one pass, no mask
-    if len(bad):
-        r, c = bad[0]
-        raise SequenceError(f"tokens: token {arr[r, c]} at sequence {r}, position {c} is outside "
-                            f"the vocabulary 0..{num_tokens - 1}")
-    return arr.astype(np.int64, copy=False)
-
-
-def float_arrays(hmm: HMM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(A, A^T, W, pi0)`` as C-contiguous float64 arrays, converted once per model (cached)."""
-    return hmm.memo("float_arrays", lambda: _build_float_arrays(hmm))
-
-
-def _build_float_arrays(hmm: HMM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    f = hmm.to_float()
-    A = np.ascontiguousarray(f.A, dtype=float)
-    out = (A, np.ascontiguousarray(A.T), np.ascontiguousarray(f.W, dtype=float),
-           np.ascontiguousarray(f.pi0, dtype=float))
-    for a in out:
-        a.setflags(write=False)
-    return out
-
-
 def proper_embeddings(hmm: HMM, tokens) -> np.ndarray:
     """``e(x_j) = W[x_j, :]`` for every position: ``[n, t, H]``."""
     tokens = check_token_array(tokens, hmm.num_tokens)
     return float_arrays(hmm)[2][tokens]  # [n, t, H]
-
-
-def rescale_interval(A: np.ndarray, table: np.ndarray) -> int:
-    """How many steps messages may go between rescalings: each step shrinks a positive entry
-    by at most ``a w`` (the smallest positive entries of ``A`` and of the embeddings), and
-    ``(a w)^k`` must stay above ``2^-500`` (far from underflow). Between 1 and 16."""
-    amin, wmin = positive_min(A), positive_min(table)
-    per_step = -(np.log2(amin) + np.log2(wmin))      # the product may underflow to 0 (1e-300 * 1e-320)
-    # messages never grow unless an embedding exceeds 1 (A is column-stochastic); then by at
-    # most that factor per step, which must stay below 2^500 between rescalings as well
-    per_step = max(per_step, np.log2(max(largest(table), 1.0)))
-    return int(max(1, min(16, 500 // max(per_step, 1.0))))
 
 
 SPARSE_MIN_STATES, SPARSE_MAX_DENSITY = 128, 0.05
@@ -326,66 +279,13 @@ def conditionals(hmm: HMM, tokens) -> np.ndarray:
     return G.transpose(1, 0, 2)
 
 
-DTYPES = ("float64", "float32")
-"""The precisions of the smoothing API (:func:`posterior_marginals`): float64 (the default, and
-the certified kernels' only one), or float32 as dynamax runs by default."""
-
-
-def float32_arrays(hmm: HMM) -> tuple:
-    """``(A, A^T, W, pi0)`` in float32 (each entry the float64 one rounded), cached per model."""
-    def build():
-        out = tuple(a.astype(np.float32) for a in float_arrays(hmm))
-        for a in out:
-            a.setflags(write=False)
-        return out
-    return hmm.memo("float32_arrays", build)
-
-
-def _smoothed_float32(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
-    """:func:`posterior_marginals` in float32: forward and backward messages ``[H, n]`` (sequences
-    as columns, one float32 GEMM per step, the embeddings of every position gathered once), each
-    normalised to sum 1 after every step (so no message leaves float32's range; a zero column
-    stays zero), then ``alpha_i ⊙ beta_i`` normalised. Returns ``[n, T, H]`` float32."""
-    A, AT, W, pi0 = float32_arrays(hmm)
-    n, t = tokens.shape
-    H = hmm.num_states
-    tiny = np.finfo(np.float32).tiny
-    ones = np.ones(H, dtype=np.float32)
-    emb = np.ascontiguousarray(W[tokens.T].transpose(0, 2, 1))       # [t, H, n]
-    post = np.empty((t, H, n), dtype=np.float32)
-
-    def normalise(v: np.ndarray) -> None:
-        s = ones @ v
-        np.maximum(s, tiny, out=s)
-        v *= np.reciprocal(s, out=s)
-
-    prev = np.repeat(pi0[:, None], n, axis=1)
-    with single_thread_blas():
-        for j in range(t):
-            np.matmul(A, prev, out=post[j])
-            post[j] *= emb[j]
-            normalise(post[j])
-            prev = post[j]
-        beta, tmp = np.ones((H, n), dtype=np.float32), np.empty((H, n), dtype=np.float32)
-        for j in range(t - 1, -1, -1):
-            post[j] *= beta
-            if j:
-                np.multiply(emb[j], beta, out=tmp)
-                np.matmul(AT, tmp, out=beta)
-                normalise(beta)
-        s = ones @ post                                               # [t, n]
-        np.maximum(s, tiny, out=s)
-        post *= np.reciprocal(s, out=s)[:, None, :]
-    return post.transpose(2, 0, 1)
-
-
 def posterior_marginals(hmm: HMM, tokens, *, dtype: str = "float64") -> np.ndarray:
     """Smoothed marginals ``P[H_i | X_{1:T} = x]`` for ``i = 1..T`` (forward-backward, the
     quantity of hmmlearn's ``predict_proba`` and dynamax's ``smoothed_probs``): ``[n, T, H]``
     (a view of a time-major array, ``[T, H, n]`` for a dense model). A dense model runs both passes in one loop
     (:func:`models.inference.forward_backward.smoothed_products`); a sparse one two passes of
     :func:`scaled_messages`, each backward message multiplied into the stored forward ones.
-    ``dtype="float32"``: the same quantity in float32 (:func:`_smoothed_float32`; about 1e-6
+    ``dtype="float32"``: the same quantity in float32 (:func:`.float32.smoothed_float32`; about 1e-6
     relative error per step where float64 has 1e-15; uncertified, as float mode is).
 
     Raises:
@@ -395,7 +295,7 @@ def posterior_marginals(hmm: HMM, tokens, *, dtype: str = "float64") -> np.ndarr
         raise InputError(f"dtype={dtype!r}: expected one of {', '.join(map(repr, DTYPES))}")
     tokens = check_token_array(tokens, hmm.num_tokens)
     if dtype == "float32":
-        return _smoothed_float32(hmm, tokens)
+        return smoothed_float32(hmm, tokens)
     A, AT, W, pi0 = float_arrays(hmm)
     if _dense_kernel(hmm):
         from .forward_backward import smoothed_products
