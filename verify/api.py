@@ -180,14 +180,21 @@ def _flag(name: str, value: Any) -> bool:
     raise InputError(f"{name}={value!r}: expected True or False")
 
 
-def run_theorem(request: TheoremRequest) -> TheoremReport:
-    """Build the report of one request (the CLI's ``verify theorem`` calls this too)."""
+def run_theorem(request: TheoremRequest, *, device: Any = "cpu") -> TheoremReport:
+    """Build the report of one request (the CLI's ``verify theorem`` calls this too). ``device``
+    (``"cpu"``, ``"auto"``, ``"cuda"``): where the certified float kernels run
+    (:func:`~headprompt.models.inference.device_messages.use_device`); the report's ``"device"``
+    names where they ran (``"cpu"`` when none ran elsewhere)."""
     start = time.perf_counter()
     if request.certificate is not None:          # refuse what no certificate can express, before any work
         from .evidence.certificate import check_certificate_request
 
         check_certificate_request(request.id, request.mode, request.classes)
-    data = build_report(request)
+    from ..models.inference.device_messages import use_device
+
+    with use_device(device) as kernels:
+        data = build_report(request)
+    data["device"] = kernels.label if kernels is not None and kernels.calls else "cpu"
     details = data.pop(DETAILS, {})
     data["seconds"] = round(time.perf_counter() - start, 3)
     report = TheoremReport(data=data, request=request, details=details)
@@ -228,7 +235,8 @@ def check(instance: Any, theorem: str, **options: Any) -> TheoremReport:
     generate one of the sizes given by ``hidden``, ``vocab``, ``memory``, ``cells`` from
     ``seed``. Options are those of ``verify theorem``: ``mode`` (``"exact"``, ``"certified"``,
     ``"float"``), ``samples``, ``length``, ``exhaustive``, ``seed``, ``witness`` (a witness file),
-    ``out``.
+    ``out``, ``device`` (``"cpu"``, the default, ``"auto"`` or ``"cuda"``: where the certified
+    float kernels run; verdicts are the same on every device).
 
     Raises:
         InputError: an unknown theorem or option, or invalid input (as the CLI's exit code 2).
@@ -246,9 +254,19 @@ def check(instance: Any, theorem: str, **options: Any) -> TheoremReport:
     elif instance is not None:
         raise InputError(f"instance {type(instance).__name__!r}: expected an HMM, a MemoryHMM, "
                          "the path of an instance file, or None (generate one)")
+    device = _device_option(options.pop("device", "cpu"))
     request = TheoremRequest.from_options(theorem, **options)
     check_paths(request)
-    return run_theorem(request)
+    return run_theorem(request, device=device)
+
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def _device_option(value: Any) -> str:
+    if not isinstance(value, str) or value not in DEVICES:
+        raise InputError(f"device={value!r}: expected one of {', '.join(map(repr, DEVICES))}")
+    return value
 
 
 def check_paths(request: TheoremRequest) -> None:

@@ -54,6 +54,10 @@ def add_parser(sub) -> None:
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="above 1,000 states or tokens: split the sequence checks into Ray tasks, on a local "
                         "Ray without ADDRESS, else on the cluster at ADDRESS (needs the 'cluster' extra)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
+                   help="where the float kernels of certified (and float) mode run: cpu (default), cuda (a GPU "
+                        "through torch, float64, the same a priori bound; exit 2 without CUDA) or auto (cuda "
+                        "when present); verdicts are the same on every device, the exact fallback runs on the CPU")
     p.set_defaults(run=run)
 
 
@@ -65,7 +69,7 @@ def run(args) -> int:
         raise InputError(f"--out and --certificate both name {args.out}: one file would overwrite the other; "
                          "give two different files")
     with rationalized.hinting_float_models(request.rationalize):
-        report = run_theorem(request)
+        report = run_theorem(request, device=args.device)
     # the --hmm file's own witness, not checked; a witness that did not fit the --out file
     notes = [n for n in (report.details.get("instance_witness_note"), report.details.get("save_note")) if n]
     if args.out:
@@ -79,6 +83,8 @@ def run(args) -> int:
             print(f"note: {note}", file=sys.stderr)
     else:
         render_report(report.data)
+        if args.device != "cpu":                  # asked for: say where the float kernels ran
+            console().print(f"device: {report.data['device']}", markup=False)
         for note in notes:
             console().print(f"note: {note}", markup=False)
     return report.exit_code

@@ -27,7 +27,7 @@ import numpy as np
 
 from ....models.inference import bounds as ib
 from ....models.inference import exact as ie
-from ....models.inference import floats as iff
+from ....models.inference.device_messages import backward_contractions
 from ....models.hmm.values import HMM
 from ....models.inference.exact import head_weights, integer_hmm, prior_h1, scaled_integer_vector, transition_apply
 from ...runtime.cost import check_fallback
@@ -271,10 +271,10 @@ def _fast_columns(hmm, ih, rows: _Rows, sequences, seq_list, mode: str, progress
     parts, orders = [], []
     for where, tokens in _by_length(sequences):
         t, n = tokens.shape[1], len(where)
-        m = iff.scaled_messages(chain.A, chain.AT, chain.pi0, chain.W, np.ascontiguousarray(tokens.T),
-                                forward=False, store=False, track=certified, every=chain.every)
-        beta0 = m["beta0"]                                   # [n, H], ∝ Pr(x | H_0 = h)
-        P, N = beta0 @ rows.pos, beta0 @ rows.neg            # [n, 5] each, nonnegative
+        # beta0 [n, H] ∝ Pr(x | H_0 = h) contracted with the rows: P, N [n, 5] each, nonnegative
+        # (on the device of an enclosing use_device block, else numpy)
+        m = backward_contractions(chain, np.ascontiguousarray(tokens.T), rows.pos, rows.neg, track=certified)
+        P, N = m["P"], m["N"]
         if certified and keep_messages is not None:
             keep_messages.append((where, t, P, N, m["minpos"], rows.floor, rows.usable))
         if not certified:

@@ -13,7 +13,7 @@ from ....models.exceptions import InternalError, LimitError
 from ....models.hmm.large import LargeHMM
 from ....models.hmm.task import label, labels
 from ....models.inference import bounds as ib
-from ....models.inference import floats as iff
+from ....models.inference.device_messages import DEVICE_BATCH, backward_contractions, current_device
 from ....models.inference.sparse import BATCH, exact_backward0
 from ...runtime.cost import MAX_SECONDS, large_exact_seconds
 
@@ -69,7 +69,9 @@ def check_on_ray(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool
 
 def check_sequences_large(model: LargeHMM, rows, lam, tokens: np.ndarray, certified: bool, progress=None) -> dict:
     """Certified (or float) decisions for every row of ``tokens``, batch by batch; the bound's
-    undecided sequences are decided exactly."""
+    undecided sequences are decided exactly. The float kernel runs where
+    :func:`~headprompt.models.inference.device_messages.use_device` says (the host's numpy by
+    default; the exact fallback always on the host)."""
     f = model.float_form()
     pos, neg, rmin, usable = ib.split_rows(np.array(rows[:5], dtype=object))
     A = f["A"]
@@ -82,11 +84,12 @@ def check_sequences_large(model: LargeHMM, rows, lam, tokens: np.ndarray, certif
     count = ib.backward_count(t, model.num_states) + 1 + model.num_states
     cols = {k: np.zeros(n, dtype=bool) for k in ("possible", "tie", "zero_norm", "identity", "fallback")}
     expected, got = np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int8)
-    for lo in range(0, n, BATCH):
-        idx = np.ascontiguousarray(tokens[lo:lo + BATCH].T)
-        m = iff.scaled_messages(chain.A, chain.AT, chain.pi0, chain.W, idx, forward=False, store=False,
-                                track=certified, every=chain.every)
-        P, N = m["beta0"] @ pos, m["beta0"] @ neg
+    device = current_device()                   # None: the numpy kernel; else torch on that device
+    batch = BATCH if device is None else DEVICE_BATCH
+    for lo in range(0, n, batch):
+        idx = np.ascontiguousarray(tokens[lo:lo + batch].T)
+        m = backward_contractions(chain, idx, pos, neg, track=certified, device=device)
+        P, N = m["P"], m["N"]
         sl = slice(lo, lo + idx.shape[1])
         if not certified:
             v = P - N
