@@ -90,6 +90,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "a plan must be committed before its results; summary.json records plan.commit)")
     p.add_argument("--replan", action="store_true",
                    help="replace a --plan FILE that holds a different plan (summary.json records both hashes)")
+    p.add_argument("--pilot", metavar="DIR", default=None, type=path_arg,
+                   help="an earlier run of the same experiment (results.csv, plan.json): the plan states each "
+                        "test's detectable effect at 80%% power for --trials, from the pilot's noise")
     p.add_argument("--seed", type=ascii_int, default=0, help="seed of the sweep: HMMs, tasks and training (default 0)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(run=run)
@@ -125,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
                                  share_pretraining=args.share_pretraining, ray=args.ray,
                                  threads=1 if one else None, cached_only=args.cached_only, workers=workers,
                                  models=args.model, memory_hmm=args.memory_hmm, plan=args.plan,
-                                 replan=args.replan, uncommitted_plan=args.uncommitted_plan)
+                                 replan=args.replan, uncommitted_plan=args.uncommitted_plan,
+                                 pilot=args.pilot)
     finally:
         torch.set_num_threads(threads)
     code = 4 if summary["failed_jobs"] else 0
@@ -171,8 +175,14 @@ def run(args: argparse.Namespace) -> int:
             return ""
         return f"\n  on i.i.d. test draws (the paper's estimand): {other['verdict']}, estimate {other['pooled']['estimate']:+.3f}"
 
+    from ..experiments.design import design_line
+
+    def planned(item: dict) -> str:
+        line = design_line(summary.get("design"), item["id"])
+        return f"\n  {line}" if line else ""
+
     for p in summary["predictions"]:
-        con.print(f"{p['verdict']}: {p['claim']}\n  {p['evidence']}{iid_line(p)}", markup=False)
+        con.print(f"{p['verdict']}: {p['claim']}\n  {p['evidence']}{planned(p)}{iid_line(p)}", markup=False)
     for c in summary["controls"]:
         con.print(f"control ({c['model']}) {c['control']}: {c['verdict']}\n  {c['evidence']}{iid_line(c)}",
                   markup=False)

@@ -154,7 +154,7 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
                    share_pretraining: bool = False, ray: str | bool | None = None,
                    threads: int | None = None, cached_only: bool = False, workers: int = 1,
                    models: str = "both", memory_hmm: str | None = None, plan: Path | str | None = None,
-                   replan: bool = False, uncommitted_plan: bool = False) -> dict:
+                   replan: bool = False, uncommitted_plan: bool = False, pilot: Path | str | None = None) -> dict:
     """Run ``fig3-left`` or ``fig3-right`` at ``scale``; write the outputs into ``out``
     (default ``runs/<name>-<scale>``) and return the summary dict (SPEC section 4).
 
@@ -172,14 +172,16 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
     ``replan``. ``summary.json`` records the plan's hash (and the replaced one's). A ``plan`` run
     starts only when the plan is in a git commit (:func:`.plan.plan_commit`, recorded as
     ``plan.commit``) unless ``uncommitted_plan``; ``cached_only`` summaries are exempt (they
-    run nothing).
+    run nothing). ``pilot``: an earlier run of the same experiment whose noise the plan's
+    ``design`` (:mod:`.design`) uses to state each test's detectable effect before any job.
 
     Raises:
         InputError: an unknown experiment, scale, ``models`` or ``memory_hmm``, a bad config, fewer
             than one trial, memory sizes the hidden memory HMM cannot have, an output or cache
             directory that is a file or unwritable, a ``plan`` file holding another plan without
             ``replan``, a ``plan`` not in a git commit without ``uncommitted_plan``, ``cached_only``
-            with no finished job in the cache (all checked before any training).
+            with no finished job in the cache, a ``pilot`` that is not a run of ``name`` with this
+            run's settings (all checked before any training).
     """
     from importlib import metadata
 
@@ -231,7 +233,7 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
                          f"HEADPROMPT_CACHE to the cache that holds them)")
 
     the_plan = build_plan(name, scale, cfg, trials=trials, seed=seed, models=models,
-                          share_pretraining=share_pretraining)
+                          share_pretraining=share_pretraining, pilot=pilot)
     plan_info = write_plan(Path(plan) if plan is not None else out / "plan.json", the_plan, replan=replan,
                            strict=plan is not None)
     if plan is not None:
@@ -314,6 +316,7 @@ def run_experiment(name: str, scale: str, *, device, trials: int | None = None, 
                "memory_hmm": sc.memory_hmm if name == "fig3-right" else None,
                "rows": summarize(main, keys, n_test),
                "plan": plan_info,
+               "design": the_plan.get("design"),
                "predictions": tested["predictions"],
                "controls": tested["controls"],
                "gate": tested["gate"],

@@ -3,7 +3,7 @@
 The plan is everything that decides the run's numbers and verdicts, as plain JSON: the
 experiment, scale, models and design; the settings, trials and the sweep's seed (with the seed
 rules of :mod:`.jobs`); the full configuration (budgets of pretraining and tuning, data sizes);
-the downstream gate (statistic, sequences, bound, threshold, per-trial exclusion); the baselines
+the design's power when a pilot run is given (:mod:`.design`); the downstream gate (statistic, sequences, bound, threshold, per-trial exclusion); the baselines
 (the paper's protocol and the fair searches of :mod:`models.mlm.fair`); every test with its
 terms, the level and the family Holm adjusts over (:mod:`.claims`); and the package version.
 Its hash is the SHA-256 of its canonical JSON (sorted keys, no spaces), so it does not depend on
@@ -45,8 +45,10 @@ def _version() -> str:
 
 
 def build_plan(name: str, scale: str, config: dict, *, trials: int, seed: int, models: str,
-               share_pretraining: bool) -> dict:
-    """The plan (module docstring) of a run; ``config`` is :func:`.config.scale_to_dict`'s."""
+               share_pretraining: bool, pilot=None) -> dict:
+    """The plan (module docstring) of a run; ``config`` is :func:`.config.scale_to_dict`'s.
+    ``pilot``: an earlier run's folder; the plan then states the run's power (``design``,
+    :func:`.design.pilot_design`)."""
     from ...models.mlm import fair
     from . import stats
     from .claims import family, claim_tests
@@ -58,7 +60,7 @@ def build_plan(name: str, scale: str, config: dict, *, trials: int, seed: int, m
         settings = [{"data": d, "memory_values": m, "hidden_total": m * SYNTAX_STATES}
                     for m in config["memory_values"] for d in ("memory", "vanilla")]
     uses_mlm = models != "exact"
-    return {
+    plan = {
         "format": PLAN_FORMAT, "experiment": name, "scale": scale, "models": models,
         "share_pretraining": share_pretraining,
         "memory_hmm": config["memory_hmm"] if name == "fig3-right" else None,
@@ -97,6 +99,12 @@ def build_plan(name: str, scale: str, config: dict, *, trials: int, seed: int, m
         "family": family(name, models),
         "version": _version(),
     }
+    if pilot is not None:       # only then: the hash of a plan without a pilot is unchanged
+        from .design import pilot_design
+
+        plan["design"] = pilot_design(name, models, pilot, trials=trials, settings=settings,
+                                      family=plan["family"])
+    return plan
 
 
 def plan_hash(plan: dict) -> str:
