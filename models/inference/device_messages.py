@@ -41,6 +41,7 @@ import numpy as np
 
 from ..exceptions import InputError
 from . import floats as iff
+from .device_tensors import power_of_two, quiet_torch
 
 __all__ = ["KernelDevice", "use_device", "current_device", "backward_contractions", "device_label",
            "refuse_emulated_float64", "TABLE_DEVICE_BYTES", "DEVICE_BATCH"]
@@ -74,7 +75,7 @@ class KernelDevice:
         if hit is not None:
             return hit[1]
         dev = self.torch_device
-        with _quiet_torch():
+        with quiet_torch():
             if sparse_transpose:
                 csr = array.T.tocsr()                   # a CSC matrix's transpose: the same arrays
                 out = torch.sparse_csr_tensor(torch.from_numpy(csr.indptr.astype(np.int64)),
@@ -88,25 +89,6 @@ class KernelDevice:
                 out = torch.from_numpy(np.ascontiguousarray(array, dtype=np.float64)).to(dev)
         self._arrays[key] = (array, out)                # the host array kept: its id stays unique
         return out
-
-
-@contextlib.contextmanager
-def _quiet_torch():
-    """A block without torch's "sparse CSR support is in beta" warning (the products used here,
-    CSR times dense in float64, are long supported on CPU and CUDA) and its warning that a
-    read-only array becomes a tensor (these tensors are only read)."""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-        yield
-
-
-def sparse_csr(dense):
-    """A dense torch matrix as a CSR tensor (without the beta warning)."""
-    with _quiet_torch():
-        return dense.to_sparse_csr()
 
 
 _CURRENT: contextvars.ContextVar[KernelDevice | None] = contextvars.ContextVar("headprompt_kernel_device",
@@ -189,7 +171,8 @@ def backward_contractions(chain, idx: np.ndarray, pos: np.ndarray, neg: np.ndarr
     nonnegative), ``beta0 = A^T (v_0 ⊙ beta_0)`` the backward message of each column of ``idx``
     (``[t, n]``, time-major rows of ``chain.W``) rescaled by powers of two every ``chain.every``
     steps, and with ``track`` ``minpos`` (``[n]``), the smallest positive rescaled entry (the
-    underflow guard, ``inf`` where none); ``minpos`` is None without ``track``.
+    underflow guard, ``inf`` where none), and ``shift`` (``[n]`` int), the total exponent
+    applied (``beta0 = 2^shift`` times the message without rescaling); both None without ``track``.
 
     ``device`` (default: :func:`current_device`) None runs :func:`.floats.scaled_messages` on the
     host; a :class:`KernelDevice` the same recursion in torch there (module docstring). Both are
@@ -199,17 +182,9 @@ def backward_contractions(chain, idx: np.ndarray, pos: np.ndarray, neg: np.ndarr
         m = iff.scaled_messages(chain.A, chain.AT, chain.pi0, chain.W, idx, forward=False, store=False,
                                 track=track, every=chain.every)
         beta0 = m["beta0"]
-        return {"P": beta0 @ pos, "N": beta0 @ neg, "minpos": m["minpos"] if track else None}
+        return {"P": beta0 @ pos, "N": beta0 @ neg, "minpos": m["minpos"] if track else None,
+                "shift": m["shift_beta0"] if track else None}
     return _torch_contractions(device, chain, idx, pos, neg, track)
-
-
-def _power_of_two(k):
-    """``2^k`` as float64 built from its bits (exact by construction, unlike a ``pow``), ``k``
-    clamped to the normal exponents ``-1022..1023`` (still a power of two: the guard reads the
-    rescaled entries, so a clamped factor only leaves a row sum outside ``[1/2, 1)``)."""
-    import torch
-
-    return ((k.to(torch.int64).clamp(-1022, 1023) + 1023) << 52).view(torch.float64)
 
 
 def _torch_contractions(device: KernelDevice, chain, idx, pos, neg, track) -> dict:
@@ -231,6 +206,7 @@ def _torch_contractions(device: KernelDevice, chain, idx, pos, neg, track) -> di
     neg_t = device.tensor(neg)
     b = torch.ones((n, H), dtype=torch.float64, device=dev)
     minpos = torch.full((n,), math.inf, dtype=torch.float64, device=dev)
+    shift = torch.zeros(n, dtype=torch.int64, device=dev)
     grows = iff.largest(chain.W) > 1.0
     low = 2.0 ** -256
     for step, j in enumerate(range(t - 1, -1, -1)):
@@ -246,10 +222,13 @@ def _torch_contractions(device: KernelDevice, chain, idx, pos, neg, track) -> di
         if not track and step != t - 1:
             if not bool((sums.min() < low) | (grows & (sums.max() > 1.0 / low))):
                 continue
-        b = b * _power_of_two(-torch.frexp(sums).exponent)[:, None]   # a zero row: exponent 0, factor 1
+        k = (-torch.frexp(sums).exponent.to(torch.int64)).clamp(-1022, 1023)   # a zero row: 0, factor 1
+        b = b * power_of_two(k)[:, None]                          # exact: a power of two
         if track:
+            shift += k
             m = torch.where(b > 0, b, torch.full_like(b, math.inf)).amin(dim=1)
             minpos = torch.minimum(minpos, m)
     P = (b @ pos_t).cpu().numpy()
     N = (b @ neg_t).cpu().numpy()
-    return {"P": P, "N": N, "minpos": minpos.cpu().numpy() if track else None}
+    return {"P": P, "N": N, "minpos": minpos.cpu().numpy() if track else None,
+            "shift": shift.cpu().numpy() if track else None}

@@ -52,7 +52,7 @@ def probe_failures(device, *, matmul=None, multiply=None, sparse_mm=None) -> lis
     ``matmul``, ``multiply``, ``sparse_mm`` default to torch's (tests substitute forged ones)."""
     import torch
 
-    from .device_messages import _power_of_two, sparse_csr
+    from .device_tensors import power_of_two, sparse_csr
 
     matmul = matmul or (lambda a, b: a @ b)
     multiply = multiply or (lambda a, b: a * b)
@@ -66,7 +66,7 @@ def probe_failures(device, *, matmul=None, multiply=None, sparse_mm=None) -> lis
     if not np.array_equal(got.view(np.int64), (a * b).view(np.int64)):
         out.append(f"products differ from IEEE round-to-nearest in {int((got != a * b).sum())} of 4096 pairs")
     k = rng.integers(-300, 300, 64)
-    scaled = (on(a[:64]) * _power_of_two(on(k).to(torch.int64))).cpu().numpy()
+    scaled = (on(a[:64]) * power_of_two(on(k).to(torch.int64))).cpu().numpy()
     if not np.array_equal(scaled, np.ldexp(a[:64], k)):
         out.append("scaling by a power of two is not exact")
     x, exact = adversarial_vector()
