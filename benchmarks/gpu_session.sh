@@ -7,7 +7,9 @@
 #   pip wheel --no-deps -w .whl . ; pip download --no-deps --only-binary=:all: --python-version 3.12 ...
 # What comes back (at most 8 files, in $OUT): machine.txt, cuda-tests.txt, gate-RECIPE.json, throughput-*.json,
 # tiny-summary.json, log.txt.  GATE_RECIPES (default gpu-gate; several run side by side) names the
-# pretraining recipes, GATE_MINUTES (default 4.5) caps each, SKIP_EXTRAS=1 skips throughput and tiny.
+# pretraining recipes, GATE_MINUTES (default 4.5) caps each, SKIP_EXTRAS=1 skips throughput and tiny;
+# gpu-checks.json comes from benchmarks/gpu_checks.py (issue 38: certified checks on the GPU), and
+# CHECKS_ONLY=1 stops after it (machine.txt, cuda-tests.txt, gpu-checks.json, log.txt).
 set -u
 OUT=${OUT:-/tmp/headprompt-gpu}
 mkdir -p "$OUT"
@@ -27,6 +29,7 @@ stamp cuda tests
 timeout 180 python3 -m pytest -m cuda -q -p no:cacheprovider -o addopts="" tests/models/mlm/test_cuda.py \
     > "$OUT/cuda-tests.txt" 2>&1; echo "pytest exit $?" >> "$OUT/cuda-tests.txt"
 tail -5 "$OUT/cuda-tests.txt"
+stamp certified checks on the GPU; timeout 480 python3 -m benchmarks.gpu_checks --json-only --out "$OUT"; echo "gpu_checks exit $?"; [ -n "${CHECKS_ONLY:-}" ] && { stamp done; exit 0; }
 
 stamp paper-scale pretraining to the gate: ${GATE_RECIPES:-gpu-gate}
 # Several recipes run side by side on the one GPU (each process's own throughput figure is then

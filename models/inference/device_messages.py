@@ -81,8 +81,8 @@ class KernelDevice:
                 out = torch.sparse_csr_tensor(torch.from_numpy(csr.indptr.astype(np.int64)),
                                               torch.from_numpy(csr.indices.astype(np.int64)),
                                               torch.from_numpy(np.asarray(csr.data, dtype=np.float64)),
-                                              size=csr.shape, dtype=torch.float64, device=dev,
-                                              check_invariants=True)
+                                              size=csr.shape, dtype=torch.float64,
+                                              check_invariants=True).to(dev)   # checked on the host
             elif hasattr(array, "tocsr"):
                 out = torch.from_numpy(np.ascontiguousarray(array.toarray(), dtype=np.float64)).to(dev)
             else:
