@@ -16,6 +16,9 @@ Derivation. Let ``u = 2^-53`` (unit roundoff, round to nearest) and ``gamma_k = 
    FMA, so any BLAS): ``fl(sum_{i<=n} x_i y_i) = sum x_i y_i (1 + theta_n^(i))``. When every
    term is nonnegative each term's factor is in ``[1 - gamma_n, 1 + gamma_n]``, hence so is the
    whole sum's: the *relative* error does not depend on cancellation, because there is none.
+   Because no order is assumed, the same counts hold for a GPU's GEMM, whose order (split-K,
+   reduction trees) is unstated: :mod:`.device_messages` runs this kernel there, and
+   :mod:`.device_probe` checks a device's arithmetic against this model before it is used.
 4. *Messages* (:func:`models.inference_float.scaled_messages`). Every message entry is a sum
    of products of nonnegative inputs (``A``, ``pi0``, embeddings). Per step of the backward
    pass ``beta_{j-1} = A^T (v_j ⊙ beta_j)``: rounding ``v`` (1), the product (1), rounding ``A``
