@@ -9,18 +9,61 @@ from __future__ import annotations
 import numpy as np
 
 from ..hmm.values import HMM
+from . import float32_compiled
 from .float_inputs import float32_arrays
 from .scaling import single_thread_blas
 
-__all__ = ["DTYPES", "smoothed_float32"]
+__all__ = ["DTYPES", "smoothed_float32", "smoothed_float32_numpy", "float32_kernel", "COLUMNS_MAX_STATES",
+           "ROWS_MIN_STATES", "ROWS_MAX_SEQUENCES"]
+
+# measured against dynamax's float32 and the BLAS loop (benchmarks/results/smoothing/issue38-float32.md)
+COLUMNS_MAX_STATES = 64    # the compiled kernel vectorised over sequences up to this many states
+ROWS_MIN_STATES = 512      # the one streaming rows of A from this many states ...
+ROWS_MAX_SEQUENCES = 32    # ... with at most this many sequences (between: the BLAS loop)
 
 DTYPES = ("float64", "float32")
 """The precisions of the smoothing API (:func:`.floats.posterior_marginals`): float64 (the default, and
 the certified kernels' only one), or float32 as dynamax runs by default."""
 
 
+def float32_kernel(H: int, n: int) -> str:
+    """Which kernel smooths ``n`` sequences on ``H`` states in float32: ``"columns"``
+    (:func:`.float32_compiled.columns_kernel`, vectorised over sequences, no Python call per
+    step) up to :data:`COLUMNS_MAX_STATES` states; ``"rows"`` (:func:`.float32_compiled.rows_kernel`,
+    one streamed read of ``A`` per step for both passes) from :data:`ROWS_MIN_STATES` states with
+    at most :data:`ROWS_MAX_SEQUENCES` sequences; else ``"numpy"`` (:func:`smoothed_float32_numpy`,
+    one BLAS GEMM per step and pass, compute-bound there), and always without numba."""
+    if not float32_compiled.available():
+        return "numpy"
+    if H <= COLUMNS_MAX_STATES:
+        return "columns"
+    return "rows" if H >= ROWS_MIN_STATES and n <= ROWS_MAX_SEQUENCES else "numpy"
+
+
 def smoothed_float32(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
-    """:func:`.floats.posterior_marginals` in float32: forward and backward messages ``[H, n]`` (sequences
+    """:func:`.floats.posterior_marginals` in float32 for ``tokens`` ``[n, T]`` (checked): the
+    kernel :func:`float32_kernel` picks. Returns ``[n, T, H]`` float32."""
+    A, AT, W, pi0 = float32_arrays(hmm)
+    tokens = np.ascontiguousarray(tokens.T)                           # [T, n]
+    t, n = tokens.shape
+    H = hmm.num_states
+    kind = float32_kernel(H, n)
+    if kind == "columns":
+        post = np.empty((t, H, n), dtype=np.float32)
+        float32_compiled.columns_kernel()(A, AT, W, pi0, tokens, post)
+        return post.transpose(2, 0, 1)
+    if kind == "rows":
+        m = 4 * -(-n // 4)                                            # groups of four sequences
+        if m != n:                                                    # padding: token 0, discarded
+            tokens = np.concatenate([tokens, np.zeros((t, m - n), dtype=tokens.dtype)], axis=1)
+        post, beta = np.empty((t, m, H), dtype=np.float32), np.empty((t, m, H), dtype=np.float32)
+        float32_compiled.rows_kernel()(A, W, pi0, tokens, post, beta)
+        return post[:, :n].transpose(1, 0, 2)
+    return smoothed_float32_numpy(hmm, tokens.T)
+
+
+def smoothed_float32_numpy(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
+    """Smoothing in float32 without numba: forward and backward messages ``[H, n]`` (sequences
     as columns, one float32 GEMM per step, the embeddings of every position gathered once), each
     normalised to sum 1 after every step (so no message leaves float32's range; a zero column
     stays zero), then ``alpha_i ⊙ beta_i`` normalised. Returns ``[n, T, H]`` float32."""

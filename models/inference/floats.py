@@ -279,7 +279,7 @@ def conditionals(hmm: HMM, tokens) -> np.ndarray:
     return G.transpose(1, 0, 2)
 
 
-def posterior_marginals(hmm: HMM, tokens, *, dtype: str = "float64") -> np.ndarray:
+def posterior_marginals(hmm: HMM, tokens, *, dtype: str = "float64", device: str = "cpu") -> np.ndarray:
     """Smoothed marginals ``P[H_i | X_{1:T} = x]`` for ``i = 1..T`` (forward-backward, the
     quantity of hmmlearn's ``predict_proba`` and dynamax's ``smoothed_probs``): ``[n, T, H]``
     (a view of a time-major array, ``[T, H, n]`` for a dense model). A dense model runs both passes in one loop
@@ -287,13 +287,21 @@ def posterior_marginals(hmm: HMM, tokens, *, dtype: str = "float64") -> np.ndarr
     :func:`scaled_messages`, each backward message multiplied into the stored forward ones.
     ``dtype="float32"``: the same quantity in float32 (:func:`.float32.smoothed_float32`; about 1e-6
     relative error per step where float64 has 1e-15; uncertified, as float mode is).
+    ``device="cuda"`` (or ``"auto"`` on a machine with CUDA): the same quantity in ``dtype`` on
+    the GPU through torch (:func:`.torch_smoothing.device_marginals`), returned as numpy; the
+    default ``"cpu"`` (and ``"auto"`` without CUDA) runs the numpy kernels and never imports torch.
 
     Raises:
-        InputError: an unknown ``dtype``.
+        InputError: an unknown ``dtype`` or ``device``, or ``cuda`` on a machine without CUDA.
     """
     if dtype not in DTYPES:
         raise InputError(f"dtype={dtype!r}: expected one of {', '.join(map(repr, DTYPES))}")
     tokens = check_token_array(tokens, hmm.num_tokens)
+    if device != "cpu":
+        from .torch_smoothing import device_marginals
+        on_device = device_marginals(hmm, tokens, dtype=dtype, device=device)
+        if on_device is not None:
+            return on_device
     if dtype == "float32":
         return smoothed_float32(hmm, tokens)
     A, AT, W, pi0 = float_arrays(hmm)
