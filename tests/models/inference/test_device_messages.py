@@ -191,3 +191,21 @@ def test_cublas_float64_emulation_is_refused(monkeypatch):
         refuse_emulated_float64()
     monkeypatch.setenv("CUBLAS_EMULATION_STRATEGY", "")
     refuse_emulated_float64()
+
+
+def test_a_table_too_large_for_the_device_is_gathered_on_the_host(monkeypatch):
+    """Above :data:`TABLE_DEVICE_BYTES` the embedding rows are gathered on the host step by step
+    (dense and CSR tables): the same contractions and guard as with the table on the device."""
+    from scipy import sparse
+
+    from headprompt.models.inference import device_messages as dm
+
+    hmm, chain, tokens, rows, pos, neg, _ = _case(4, H=6, X=5)
+    idx = np.ascontiguousarray(tokens.T)
+    on_device = backward_contractions(chain, idx, pos, neg, track=True, device=KernelDevice(torch.device("cpu"), "t"))
+    monkeypatch.setattr(dm, "TABLE_DEVICE_BYTES", 0)
+    for table in (chain.W, sparse.csr_array(chain.W)):
+        c = ib.make_chain(chain.A, chain.pi0, table, True)
+        got = backward_contractions(c, idx, pos, neg, track=True, device=KernelDevice(torch.device("cpu"), "t"))
+        for key in ("P", "N", "minpos", "shift"):
+            assert np.array_equal(got[key], on_device[key]), key
