@@ -167,7 +167,7 @@ def _host_gather(table):
 
 def backward_contractions(chain, idx: np.ndarray, pos: np.ndarray, neg: np.ndarray, *, track: bool,
                           device: KernelDevice | None = None) -> dict:
-    """``{"P", "N", "minpos"}`` of a batch: ``P = beta0 @ pos``, ``N = beta0 @ neg`` (``[n, K]``,
+    """``{"P", "N", "minpos", "shift"}`` of a batch: ``P = beta0 @ pos``, ``N = beta0 @ neg`` (``[n, K]``,
     nonnegative), ``beta0 = A^T (v_0 ⊙ beta_0)`` the backward message of each column of ``idx``
     (``[t, n]``, time-major rows of ``chain.W``) rescaled by powers of two every ``chain.every``
     steps, and with ``track`` ``minpos`` (``[n]``), the smallest positive rescaled entry (the
