@@ -110,22 +110,25 @@ def write_family(family: str, n: int, path: str | Path, seed: int = 5) -> None:
     write_npz(path, family_entries(family, n, seed))
 
 
-_FORCE_DENSE = ("import sys; from headprompt.verify.runtime import cost; cost.PATH_PREFERENCE = 1e12; "
-                "cost.MAX_LARGE_BYTES = 1 << 60; cost.MAX_SECONDS = 1 << 30; from headprompt.verify.cli import main; "
-                "sys.argv = ['verify'] + sys.argv[1:]; main()")
+_FORCE = ("import sys; from headprompt.verify.runtime import paths; paths.PATH_PREFERENCE = {pref}; from headprompt.verify.runtime import cost; "
+          "cost.MAX_LARGE_BYTES = 1 << 60; cost.MAX_SECONDS = 1 << 30; from headprompt.verify.cli import main; "
+          "sys.argv = ['verify'] + sys.argv[1:]; main()")
 
 
-def run_one(path: str, extra: list[str], *, force_dense: bool = False) -> dict:
-    """One run of the command line; ``force_dense``: the dense path whatever the cost model
-    predicts (its preference raised past any estimate), to time that path's own work."""
+def run_one(path: str, extra: list[str], *, force: str | None = None) -> dict:
+    """One run of the command line; ``force``: ``"dense"`` or ``"large"``, that path whatever the
+    cost model predicts (its preference raised past, or lowered below, any estimate), to time
+    that path's own work."""
     load = os.getloadavg()[0]
-    head = ["-c", _FORCE_DENSE] if force_dense else ["-m", "headprompt.verify"]
+    pref = {"dense": "1e12", "large": "0.0"}.get(force or "")
+    head = ["-c", _FORCE.format(pref=pref)] if pref else ["-m", "headprompt.verify"]
     proc, used = timed_command([sys.executable, *head, "theorem", "3.3", "--hmm", str(path), "--json", *extra])
     report = json.loads(proc.stdout) if proc.stdout.strip() else {}
     seqs = report.get("sequences") or {}
     path_entry = report.get("path") or {}
     return {"exit": proc.returncode, "load_before": round(load, 2), **used,
             "path": path_entry.get("chosen"), "predicted_s": path_entry.get("seconds"),
+            "estimates": {k: (v or {}).get("seconds") for k, v in (path_entry.get("estimates") or {}).items()},
             "verdict": report.get("verdict"), "checked": seqs.get("checked"), "agree": seqs.get("agree"),
             "fallbacks": seqs.get("exact_fallbacks"),
             "stderr_tail": proc.stderr.strip().splitlines()[-1:] if proc.returncode else []}
@@ -174,6 +177,8 @@ def main() -> None:
     ap.add_argument("--extra", default="", help="more verify options, e.g. '--samples 1000'")
     ap.add_argument("--force-dense", default="", help="family:N pairs also run on the dense path whatever the "
                                                       "cost model predicts, e.g. sparse:1000")
+    ap.add_argument("--force", choices=("dense", "large"), default=None,
+                    help="run the whole sweep on this path whatever the cost model predicts (calibration)")
     ap.add_argument("--render", action="store_true", help="only rewrite table.md from the saved results.json")
     args = ap.parse_args()
     out = Path(args.out)
@@ -188,7 +193,8 @@ def main() -> None:
             for n in (int(s) for s in args.sizes.split(",")):
                 path = Path(tmp) / f"{fam}-{n}.npz"
                 write_family(fam, n, path)
-                row = {"family": fam, "hidden": n, **run_one(str(path), args.extra.split())}
+                row = {"family": fam, "hidden": n, **({"forced": args.force} if args.force else {}),
+                       **run_one(str(path), args.extra.split(), force=args.force)}
                 print(json.dumps(row), flush=True)
                 families[fam].append(row)
                 path.unlink()
@@ -199,7 +205,7 @@ def main() -> None:
             path = Path(tmp) / f"{fam}-{n}.npz"
             write_family(fam, int(n), path)
             row = {"family": fam, "hidden": int(n), "forced": "dense", **run_one(str(path), args.extra.split(),
-                                                                                 force_dense=True)}
+                                                                                 force="dense")}
             print(json.dumps(row), flush=True)
             forced.append(row)
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "")

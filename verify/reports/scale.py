@@ -1,7 +1,8 @@
 """``verify theorem 3.3 | 3.6`` on HMMs of language-model size (thousands of hidden states).
 
-Used when the cost model predicts it cheaper for a ``.npz`` instance (:func:`path_for`, from the
-file's headers before any work: sizes and nonzeros), for a :class:`LargeHMM` object, and for
+Used when the cost model predicts it cheaper (:mod:`.routing`: an ``.npz`` instance from the file's
+headers before any work, a JSON file or an HMM object from its shapes and nonzeros once read, through
+its sparse exact form), for a :class:`LargeHMM` object, and for
 generated sizes above :data:`DENSE_MAX_STATES` states or :data:`DENSE_MAX_TOKENS` tokens. The model is a
 :class:`~headprompt.models.hmm.large.LargeHMM` (sparse exact numerators); the assumptions and
 the witness are decided exactly with proofs (:mod:`headprompt.verify.checks.vanilla.large`); every sequence verdict is
@@ -31,73 +32,11 @@ from ..checks.vanilla.scale_check import check_on_ray, check_sequences_large, cr
 from ..checks.vanilla.large import (check_31_large, check_32_large, check_35_large, head_for, head_weights_large,
                     prompt_prior)
 
-__all__ = ["use_scale_path", "path_for", "sample_budget", "theorem_at_scale", "estimate", "DENSE_MAX_STATES", "DENSE_MAX_TOKENS"]
+__all__ = ["sample_budget", "theorem_at_scale", "estimate", "DENSE_MAX_STATES", "DENSE_MAX_TOKENS"]
 
 DENSE_MAX_STATES = 1000
 DENSE_MAX_TOKENS = 1000
 ADVERSARIAL, POOL = 200, 2000
-
-def use_scale_path(args) -> bool:
-    """Whether a ``verify theorem 3.3|3.6`` request goes to this module (:func:`path_for`)."""
-    return path_for(args)["chosen"] == "large"
-
-
-def _large_blocked(args) -> str | None:
-    """Why this path cannot decide the request (an option only the dense path serves), else None."""
-    if args.witness is not None:
-        return "a given witness"
-    if args.exhaustive:
-        return "--exhaustive"
-    if args.mode == "exact":
-        return "exact mode"
-    if getattr(args, "classes", None):
-        return "several classes"
-    if getattr(args, "certificate", None):
-        return "a certificate"
-    if args.out and not str(args.out).lower().endswith(".npz"):
-        return "--out to a JSON file"
-    return None
-
-
-def path_for(args) -> dict:
-    """The path of a ``verify theorem 3.3|3.6`` request, chosen by the cost model before any work
-    (:func:`~headprompt.verify.runtime.cost.choose_path`): ``{"chosen": "dense" | "large", "why",
-    "seconds", "estimates"}``. A ``.npz`` file can take either path (from its headers: sizes and
-    nonzeros), the cheaper that can decide; a JSON file or an :class:`HMM` object is read densely;
-    a :class:`LargeHMM` object and a generated instance above :data:`DENSE_MAX_STATES` states or
-    :data:`DENSE_MAX_TOKENS` tokens take this path (the generators differ by path, so a generated
-    instance keeps its size's generator)."""
-    from ...models.hmm.files import NPZ_MAX_DENSE_STATES
-    from ...models.hmm.npz import is_npz, npz_counts
-    from ..runtime.cost import choose_path, dense_path_estimate, large_fallback_seconds
-
-    if args.hmm and is_npz(args.hmm):
-        H, X, nnz_A, nnz_W = npz_counts(args.hmm)
-        samples = 10000 if args.samples is None else int(args.samples)
-        length = 8 if args.length is None else args.length
-        count = samples + ADVERSARIAL
-        large = estimate(H, X, nnz_A, nnz_W, count, length, all_columns=args.id == "3.3" and H <= X,
-                         three_three=args.id == "3.3")
-        large["seconds"] = round(large["seconds"] + large_fallback_seconds(count, length, nnz_A, H), 1)
-        dense = dense_path_estimate(H, X, nnz_A, count, length)
-        too_big = H > NPZ_MAX_DENSE_STATES or X > NPZ_MAX_DENSE_STATES
-        if getattr(args, "ray", None):
-            return choose_path(dense, large, dense_blocked="--ray splits the large path's checks")
-        return choose_path(dense, large, dense_blocked=(f"above {NPZ_MAX_DENSE_STATES} states or tokens"
-                                                        if too_big else None), large_blocked=_large_blocked(args))
-    if args.hmm:
-        return choose_path(None, None) | {"why": "a JSON instance is read densely (Fractions)"}
-    if getattr(args, "model", None) is not None:
-        if isinstance(args.model, LargeHMM):
-            return choose_path(None, None, dense_blocked="a LargeHMM object") | {"chosen": "large",
-                                                                                 "why": "a LargeHMM object"}
-        return choose_path(None, None) | {"why": "an HMM object is checked densely"}
-    hidden = 25 if args.hidden is None else args.hidden
-    if hidden > DENSE_MAX_STATES or (args.vocab or 10) > DENSE_MAX_TOKENS:
-        return choose_path(None, None) | {"chosen": "large", "why": f"generated above {DENSE_MAX_STATES} states or "
-                                                                    f"{DENSE_MAX_TOKENS} tokens (block-sparse generator)"}
-    return choose_path(None, None) | {"why": f"generated at most {DENSE_MAX_STATES} states and tokens (dense generator)"}
-
 
 def _generated_nnz(hidden: int, vocab: int) -> tuple[int, int]:
     from ...models.generate.blocks import default_classes
@@ -107,13 +46,14 @@ def _generated_nnz(hidden: int, vocab: int) -> tuple[int, int]:
 
 
 def estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: int, length: int, *,
-             all_columns: bool = False, three_three: bool = False) -> dict:
+             all_columns: bool = False, three_three: bool = False, read: bool = True) -> dict:
     """The cost model's estimate of a run of this path (:func:`~headprompt.verify.runtime.cost.large_estimate`,
-    decided from sizes alone), with this path's kernel choice, exact passes, pool and batch."""
+    decided from sizes alone), with this path's kernel choice, exact passes, pool and batch;
+    ``read``: from a file (else an in-memory HMM converted to the sparse exact form)."""
     return large_estimate(hidden, vocab, nnz_A, nnz_W, sequences, length,
                           dense_kernel=nnz_A > scale_check.DENSE_KERNEL_DENSITY * hidden * hidden,
                           exact_passes=scale_check.CROSS_CHECKS + 2, pool=POOL, batch=BATCH,
-                          all_columns=all_columns, three_three=three_three)
+                          all_columns=all_columns, three_three=three_three, read=read)
 
 
 DEFER_SECONDS = 60.0

@@ -92,18 +92,24 @@ def _sequence_set(args, hmm: HMM, extra=()):
 def theorem(args) -> dict:
     """The report dict of ``verify theorem 3.3|3.6`` (SPEC section 4)."""
     tid = args.id
-    from .scale import path_for, theorem_at_scale
+    from .routing import path_for, route_loaded
+    from .scale import theorem_at_scale
 
     path = path_for(args)                 # the cost model's choice, before any work
     if path["chosen"] == "large":         # the sparse exact form
         report = theorem_at_scale(args)
         report["path"] = path
         return report
-    if getattr(args, "ray", None):
+    if getattr(args, "ray", None) and not path.get("pending"):
         raise InputError(f"{args.option('ray') if hasattr(args, 'option') else '--ray'} splits the checks of the "
                          "large-model path (above 1,000 states or tokens); this instance is checked in one process")
     hmm, instance = load_or_generate(args, tid)
     file_witness_note = instance_witness_note(args, tid, hmm)      # a malformed one: exit 2 before the work
+    if path.pop("pending", False):        # a JSON file or an HMM object: priced now it is read (.routing)
+        path, large = route_loaded(args, hmm, instance)
+        if large is not None:
+            large[DETAILS]["instance_witness_note"] = file_witness_note
+            return large
     conversion = instance.pop("_conversion", None)
     mode, mode_note = check_work(args, hmm)
     hmm.check_task_range()               # every mode samples and bounds with a float form of mu

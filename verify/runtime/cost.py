@@ -34,12 +34,9 @@ sizes, the estimate, the limit and the way forward):
 - :func:`check_fallback`: the refusal of an exact fallback batch past the same limits (the
   large-model path refuses past :data:`MAX_SECONDS` and :data:`MAX_LARGE_BYTES` from
   :func:`large_estimate`);
-- :func:`choose_path` ``(dense, large, dense_blocked=, large_blocked=)``: which path a
-  ``verify theorem 3.3|3.6`` run takes, from :func:`dense_path_estimate` (every entry of ``A``
-  and ``W`` as a Fraction) and the large path's :func:`large_estimate` (plus
-  :func:`large_fallback_seconds`), both from shapes and nonzeros before any work: the cheaper
-  that can decide (:data:`PATH_PREFERENCE`); ``verify.reports.scale.path_for`` asks it and the
-  report's ``"path"`` entry says which and why.
+- which path a ``verify theorem 3.3|3.6`` run takes (dense Fractions or the large path's sparse
+  exact form) is :mod:`headprompt.verify.runtime.paths`: the choice, priced with the rates here
+  (the rates of both paths live in this module and nowhere else).
 
 Nothing here imports the rest of ``verify`` (the floor below the checks; docs/architecture.md).
 """
@@ -49,8 +46,7 @@ from __future__ import annotations
 __all__ = ["exact_seconds", "float_seconds", "work_estimates", "message_bits", "exact_bytes", "check_work",
            "check_fallback", "MAX_SECONDS", "MAX_TOKENS", "MAX_FLOAT_ENTRIES", "MAX_EXACT_BYTES",
            "AUTO_EXACT_SECONDS", "AUTO_CERTIFIED_MAX_LENGTH", "large_estimate", "large_exact_seconds",
-           "MAX_LARGE_BYTES", "choose_path", "dense_path_estimate", "large_fallback_seconds", "exact_step_seconds",
-           "PATH_PREFERENCE", "FALLBACK_SHARE"]
+           "MAX_LARGE_BYTES", "stays_exact"]
 
 # ---------------------------------------------------------------- work limits (SPEC section 2)
 
@@ -161,6 +157,14 @@ def work_estimates(model, sequences: int, length: int, *, exhaustive: bool) -> t
             base += _adversarial_seconds(model.num_tokens, states, length)
     return (base + exact_seconds(sequences, length, states, memory=memory),
             base + float_seconds(sequences, length, states, memory=memory, model=model))
+
+
+def stays_exact(states: int, tokens: int, sequences: int, length: int) -> bool:
+    """Whether :func:`check_work` keeps a vanilla run without ``--mode`` in exact arithmetic
+    (its exact estimate at most :data:`AUTO_EXACT_SECONDS`), from the shapes alone: the
+    ``sequences`` sampled and adversarial ones, plus the ``|X|^2`` near-ties it counts."""
+    base = _FIXED_SECONDS + _PER_STATE2 * states * states + _adversarial_seconds(tokens, states, length)
+    return base + exact_seconds(sequences + tokens * tokens, length, states) <= AUTO_EXACT_SECONDS
 
 
 def check_fallback(sequences: int, length: int, states: int, *, memory: bool = False, model=None) -> None:
@@ -300,16 +304,27 @@ def check_work(args, model) -> tuple[str, str | None]:
 MAX_LARGE_BYTES = 12 * 2 ** 30
 """Estimated peak memory above which a large-model run is refused."""
 
-# seconds per unit, measured on this project's 2-core machine while shared with other work
-# (benchmarks/scale.py): set between the runs' CPU seconds and their wall-clock seconds under a
-# load average of about 6, so that the estimate is within 2x of either
-_KERNEL_RATE = 3.6e-9         # per sequence, position and (nnz(A) + 2 |H|)
+# seconds per unit of the large path. Its pieces were timed by profile on the boundary families
+# (benchmarks/boundary.py, 60-2,100 states) and fitted to CPU seconds (user + system, which is the
+# wall time of an idle machine: these runs are single-threaded) on this project's 2-core machine
+# (2026-11-28); the sparse kernel's memory-bound rate comes from benchmarks/scale.py at 16,384
+# states (set between CPU and wall seconds under load ~6, so within 2x of either)
+_LARGE_FIXED = 0.8            # starting the process and importing the large path (1.14-1.17 s in all at 4 states)
+_KERNEL_RATE = 3.6e-9         # per sequence, position and (nnz(A) + 2 |H|), messages beyond the cache
+_KERNEL_CACHED_RATE = 4e-10   # ... a batch's messages within _KERNEL_CACHE_BYTES (blocked family, 900-2,100 states);
+_KERNEL_CACHE_BYTES = 4 * 2 ** 20     # between the two sizes the rate goes linearly from one to the other
+_KERNEL_MEMORY_BYTES = 64 * 2 ** 20   # (4,096 states: 5.7 s CPU measured, 4.2 s estimated)
 _BUILD_RATE = 1.2e-6          # building and checking the model: per nonzero of A and W
-_DENSE_RATE = 4e-10           # a dense A (GEMM kernel): per sequence, position and |H|^2
+_DENSE_RATE = 8.5e-11         # a dense A (GEMM kernel): per sequence, position and |H|^2 (dense family, whole runs
+                              # at 200-2,100 states, split between kernel, pool and exact passes by a profile)
+_POOL_RATE = 2.6e-10          # the pool of candidate sequences, scored in float over the nonzeros of A (whatever
+                              # its density): per sequence, position and nnz(A) + 2 |H|
+_DRAW_RATE = 2e-5             # ... and drawn: per sequence and position
 _BLOCK_RATE = 1.5e-5          # Theorem 3.3, |H| <= |X|: blocks, ranks and the head over every column, per nnz(W)
 _SOLVE_RATE = 3.6e-8          # ... with a dense W (one block of every column): the exact head, per |H|^3
                               # (1,100 states: 70 s, 1,500: 205 s, on an idle core)
-_LARGE_EXACT_RATE = 2.4e-7    # one exact backward pass over a sparse A: per position and nnz(A) + |H|
+_LARGE_EXACT_RATE = 1e-7      # one exact backward pass over a sparse A: per position and nnz(A) + |H| (the sparse
+                              # family's exact ties: 2,000 of 10,200 sequences, 6.5 s CPU at 1,000 states)
 
 
 def large_exact_seconds(sequences: int, length: int, nnz_A: int, states: int) -> float:
@@ -321,25 +336,29 @@ def large_exact_seconds(sequences: int, length: int, nnz_A: int, states: int) ->
 
 def large_estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: int, length: int, *,
                    dense_kernel: bool, exact_passes: int, pool: int, batch: int, all_columns: bool = False,
-                   three_three: bool = False) -> dict:
+                   three_three: bool = False, read: bool = True) -> dict:
     """Estimated cost of a large-model run, decided from sizes alone: ``hidden`` states,
     ``vocab`` tokens, ``nnz_A`` and ``nnz_W`` nonzeros, ``sequences`` checked sequences of
     ``length`` tokens; ``dense_kernel``: ``A`` is multiplied as a dense matrix (one GEMM per
     step); ``exact_passes``: exact backward passes per position (cross-checks and the witness);
     ``pool``: the sequences sampled to choose adversarial ones; ``batch``: rows of a float batch;
     ``all_columns``: Theorem 3.3 with ``|H| <= |X|``, whose rank proof and head cover every
-    column of ``W``; ``three_three``: Theorem 3.3 (else 3.6).
+    column of ``W``; ``three_three``: Theorem 3.3 (else 3.6); ``read``: the model comes from a
+    file (else from an in-memory HMM, converted entry by entry to the sparse exact form).
 
     Returns ``{"seconds", "assumption_seconds", "solve_seconds", "bytes"}``: the whole run, the
     model with its assumptions alone, the exact head's solve over a dense ``W`` (included in
     ``seconds``), and the peak bytes."""
-    kernel = (_DENSE_RATE * hidden * hidden if dense_kernel else _KERNEL_RATE * (nnz_A + 2 * hidden)) * sequences * length
+    share = min(1.0, max(0.0, (8 * batch * hidden - _KERNEL_CACHE_BYTES) / (_KERNEL_MEMORY_BYTES - _KERNEL_CACHE_BYTES)))
+    sparse_rate = _KERNEL_CACHED_RATE + share * (_KERNEL_RATE - _KERNEL_CACHED_RATE)
+    kernel = (_DENSE_RATE * hidden * hidden if dense_kernel else sparse_rate * (nnz_A + 2 * hidden)) * sequences * length
     exact = _LARGE_EXACT_RATE * exact_passes * length * (nnz_A + nnz_W / max(vocab, 1) + hidden)
-    before = 1.0 + _BUILD_RATE * (nnz_A + nnz_W)          # reading the model and its assumptions
+    before = _LARGE_FIXED + _BUILD_RATE * (nnz_A + nnz_W)  # reading the model and its assumptions
+    if not read:                                            # an in-memory HMM: its sparse exact form built
+        before += _CONVERT_RATE * hidden * (hidden + vocab)
     if all_columns:
         before += _BLOCK_RATE * nnz_W
-    after = kernel + exact + 5e-5 * pool * length           # the witness and the sequences (drawing the pool:
-                                                            # 2.9 s CPU for a whole 248-state run, 2026-11-28)
+    after = kernel + exact + pool * length * (_POOL_RATE * (nnz_A + 2 * hidden) + _DRAW_RATE)
     if nnz_W > 0.25 * hidden * vocab and (all_columns or not three_three):
         # a dense W is one block: the head's exact solve over W[:, H*] (every column for 3.3,
         # at most min(|H|, |X|) for 3.6) is cubic in its columns; an upper bound for 3.6
@@ -354,90 +373,25 @@ def large_estimate(hidden: int, vocab: int, nnz_A: int, nnz_W: int, sequences: i
     return {"seconds": round(seconds, 1), "assumption_seconds": round(before, 1), "solve_seconds": round(solve, 1),
             "bytes": int(model_bytes + batch_bytes + exact_bytes + 300 * 2 ** 20)}
 
-
-# ---------------------------------------------------------------- choosing the path
-
-PATH_PREFERENCE = 1.5
-"""Where both paths can decide a run, the dense path (whose report also carries the robustness
-block, certificates and witness files) is kept unless the large path is predicted at least this
-many times faster; below 2, so that no size is more than 2x slower than its neighbour where the
-choice changes."""
-
-FALLBACK_SHARE = 0.01
-"""The share of sequences assumed to go to exact arithmetic (ties ``mu . p = 0`` exactly, which
-no float bound decides): unknown before any work, so both paths are priced with the same share
-and it moves both estimates alike where both step over the nonzeros (measured on the boundary
-families, ``benchmarks/results/boundary/``: none of 10,200 on the blocked and dense ones, 18-21%
-on the sparse one, whose identity emissions make exact ties common). Low, because the large
-path's exact step runs over every nonzero in Python integers: with a dense ``A`` a larger share
-priced it far above its measured time (44 s predicted, 4.6 s CPU measured at 373 states) and
-moved the switch past the real crossover (a 5x step at 372 -> 373 with 5%)."""
-
-_DENSE_ENTRY_RATE = 1e-5      # dense path: per entry of A and W (Fractions read and checked, the integer form,
-                              # W^+ and the head over W, the adversarial search), 2 cores under load ~6
-_STEP_RATE = 6e-8             # one exact backward step over the nonzeros of A, per nnz(A) + |H| (Python integers;
+# the dense path as a whole (verify.reports.vanilla), priced against the large path by
+# verify.runtime.paths: fitted, like the large path's rates above, to CPU seconds of whole runs on the
+# boundary families at 60-1,000 states (benchmarks/results/boundary/, 2026-11-28)
+_DENSE_FIXED = 0.9            # starting the process, importing the dense path, the witness (1.4-1.7 s in all at
+                              # 4 states, 2.2-2.4 s at 100 states)
+_DENSE_SEQUENCE_RATE = 5e-5   # per sequence checked (sampled, adversarial, and the |X| + |X|^2 of length <= 2
+                              # when |X|^2 <= 10,000): Python work around each verdict
+_EXACT_SMALL_RATE = 1e-9      # a run kept exact (stays_exact): per sequence, position and (nnz(A) + |H|) x |H|
+                              # (the integers carry A's common denominator; dense family, 30 states: 2.5 s)
+_DENSE_READ_RATE = 4e-6       # reading a file's entries of A and W into Fractions and checking them, per entry
+_DENSE_ENTRY_RATE = 8e-6      # ... then the integer form, W^+ and the head over W, per entry
+_NEAR_TIE_RATE = 1.2e-8       # the exact near-tie search (at most 64 states), per multiply-add of its budget
+                              # (1.2-2.5 s of extra CPU at 60 states, 1.2e8 multiply-adds)
+_MARGIN_SEQUENCES = 230       # sequences whose margins are computed exactly (robustness block, cross-checks)
+_BITS_STEP_RATE = 1.4e-10     # one exact backward step of those, per (nnz(A) + |H|) x |H|: the integers carry
+                              # the common denominator of A's columns, whose bits grow with |H| where the columns
+                              # sum to unrelated integers (dense family: 1.5 s at 200 states, 18 s at 400)
+_STEP_RATE = 8e-8             # one exact backward step over the nonzeros of A, per nnz(A) + |H| (Python integers;
                               # both paths use models.inference.sparse.transpose_apply)
 _FLINT_STEP_RATE = 6e-9       # ... over a dense A (fmpz_mat), per |H|^2
+_CONVERT_RATE = 2e-6          # an in-memory HMM to the large path's sparse exact form, per entry of A and W
 _DENSE_ENTRY_BYTES = 360      # Fractions of A, W, W^+ and the integer forms, per entry
-
-
-def exact_step_seconds(states: int, nnz_A: int) -> float:
-    """Seconds of one exact backward step of the dense path: over the nonzeros of a sparse ``A``
-    (density at most ``models.inference.exact.SPARSE_STEP_DENSITY``), else one dense integer
-    product (the large path always steps over the nonzeros: :func:`large_fallback_seconds`)."""
-    from ...models.inference.exact import SPARSE_STEP_DENSITY
-
-    if nnz_A <= SPARSE_STEP_DENSITY * states * states:
-        return _STEP_RATE * (nnz_A + states)
-    return _FLINT_STEP_RATE * states * states
-
-
-def dense_path_estimate(hidden: int, vocab: int, nnz_A: int, sequences: int, length: int) -> dict:
-    """``{"seconds", "bytes"}`` of a dense-path certified run (:mod:`headprompt.verify.reports.vanilla`)
-    from shapes alone: every entry of ``A`` and ``W`` as a Fraction, the float kernel over
-    ``sequences`` sequences of ``length`` tokens plus the ``|X|^2`` near-ties :func:`check_work`
-    counts (so a run it would refuse is priced over the limit), and the exact redo of
-    :data:`FALLBACK_SHARE` of the sequences twice (the check and the robustness block)."""
-    entries = hidden * hidden + vocab * hidden
-    kernel = _FLOAT_RATE * (sequences + vocab * vocab) * length * _units_of(hidden, nnz_A) * (1 + length / 64)
-    exact = 2 * FALLBACK_SHARE * sequences * length * exact_step_seconds(hidden, nnz_A)
-    seconds = _FIXED_SECONDS + 1.0 + _DENSE_ENTRY_RATE * entries + kernel + exact
-    return {"seconds": round(seconds, 1), "bytes": int(_DENSE_ENTRY_BYTES * entries + 200 * 2 ** 20)}
-
-
-def large_fallback_seconds(sequences: int, length: int, nnz_A: int, states: int) -> float:
-    """The large path's exact redo of :data:`FALLBACK_SHARE` of ``sequences`` (over the nonzeros
-    of ``A``, whatever its density), to price it like the dense path's."""
-    return FALLBACK_SHARE * sequences * length * _STEP_RATE * (nnz_A + states)
-
-
-def choose_path(dense: dict | None, large: dict | None, *, dense_blocked: str | None = None,
-                large_blocked: str | None = None) -> dict:
-    """Which path runs: ``dense`` and ``large`` are the two estimates (``{"seconds", "bytes"}``),
-    ``*_blocked`` the reason a path cannot decide this request (None when it can).
-
-    Returns ``{"chosen": "dense" | "large", "why", "seconds", "estimates"}``: the cheaper path
-    that can decide, the dense one unless the large one is :data:`PATH_PREFERENCE` times faster
-    or the dense one is over :data:`MAX_SECONDS` or its memory over :data:`MAX_LARGE_BYTES`.
-
-    >>> choose_path({"seconds": 40.0, "bytes": 0}, {"seconds": 10.0, "bytes": 0})["chosen"]
-    'large'
-    >>> choose_path({"seconds": 40.0, "bytes": 0}, {"seconds": 10.0, "bytes": 0}, large_blocked="--witness")["chosen"]
-    'dense'
-    """
-    est = {"dense": dense, "large": large}
-    if large_blocked is not None or large is None:
-        chosen = "dense"
-        why = f"the large path cannot decide this request ({large_blocked})" if large_blocked else "the dense path"
-    elif dense_blocked is not None or dense is None:
-        chosen = "large"
-        why = f"the dense path cannot decide this request ({dense_blocked})" if dense_blocked else "the large path"
-    else:
-        over = dense["seconds"] > MAX_SECONDS or dense["bytes"] > MAX_LARGE_BYTES
-        chosen = "large" if over or large["seconds"] * PATH_PREFERENCE < dense["seconds"] else "dense"
-        why = (f"predicted {large['seconds']:.0f} s on the large path (sparse exact form) against "
-               f"{dense['seconds']:.0f} s on the dense path (Fractions)"
-               + ("" if chosen == "large" else f"; the dense path is kept unless the other is "
-                                               f"{PATH_PREFERENCE}x faster (its report carries robustness)"))
-    return {"chosen": chosen, "why": why, "seconds": (est[chosen] or {}).get("seconds"),
-            "estimates": {k: v for k, v in est.items() if v is not None}}

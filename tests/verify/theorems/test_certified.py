@@ -204,10 +204,12 @@ def test_sparse_transition_kernel_equals_the_dense_one(monkeypatch):
         np.testing.assert_allclose(sparse[key], dense[key], rtol=1e-12, atol=0)
 
 
-def test_certified_verdicts_on_a_sparse_large_model_equal_exact_ones():
+def test_certified_verdicts_on_a_sparse_large_model_equal_exact_ones(monkeypatch):
     import headprompt
     from headprompt.models.generate.generators import prompt_friendly_hmm
+    from headprompt.verify.runtime import paths
 
+    monkeypatch.setattr(paths, "PATH_PREFERENCE", 1e12)      # the dense path's sparse float kernel, both modes
     hmm, _ = prompt_friendly_hmm(160, 12, rng=np.random.default_rng(5))
     reports = {m: headprompt.check(hmm, "3.6", mode=m, samples=150, length=5).to_dict()
                for m in ("exact", "certified")}

@@ -12,7 +12,7 @@ from headprompt import check
 from headprompt.models.hmm.files import instance_to_npz
 from headprompt.models.hmm.npz import write_npz
 from headprompt.models.hmm.values import HMM
-from headprompt.verify.runtime import cost
+from headprompt.verify.runtime import cost, paths
 from tests.oracle import sympy_rank, vanilla_decisions
 
 P = 2 ** 61 - 1
@@ -56,7 +56,7 @@ def _run(path, monkeypatch, chosen, **options):
         if chosen == "large":
             m.setattr(cost, "_DENSE_ENTRY_RATE", 1.0)           # the dense path predicted slow
         else:
-            m.setattr(cost, "PATH_PREFERENCE", 1e12)             # the dense path kept
+            m.setattr(paths, "PATH_PREFERENCE", 1e12)             # the dense path kept
         report = check(path, "3.3", samples=40, length=2, **options)
     assert report.data["path"]["chosen"] == chosen, report.data["path"]
     return report
@@ -104,19 +104,19 @@ def test_options_only_the_dense_path_serves_keep_it(tmp_path, monkeypatch):
 
 def test_choose_path_rules():
     fast, slow = {"seconds": 10.0, "bytes": 0}, {"seconds": 40.0, "bytes": 0}
-    assert cost.choose_path(slow, fast)["chosen"] == "large"
-    assert cost.choose_path(fast, slow)["chosen"] == "dense"
+    assert paths.choose_path(slow, fast)["chosen"] == "large"
+    assert paths.choose_path(fast, slow)["chosen"] == "dense"
     near = {"seconds": 30.0, "bytes": 0}                   # under PATH_PREFERENCE x faster: dense kept
-    assert cost.choose_path(slow, near)["chosen"] == "dense"
-    assert cost.choose_path(slow, fast, large_blocked="--witness")["chosen"] == "dense"
-    assert cost.choose_path(fast, slow, dense_blocked="too big")["chosen"] == "large"
+    assert paths.choose_path(slow, near)["chosen"] == "dense"
+    assert paths.choose_path(slow, fast, large_blocked="--witness")["chosen"] == "dense"
+    assert paths.choose_path(fast, slow, dense_blocked="too big")["chosen"] == "large"
     huge = {"seconds": 1.0, "bytes": 2 * cost.MAX_LARGE_BYTES}
-    assert cost.choose_path(huge, slow)["chosen"] == "large"
+    assert paths.choose_path(huge, slow)["chosen"] == "large"
 
 
 def test_the_estimates_follow_the_shapes():
-    sparse = cost.dense_path_estimate(1000, 1000, 4000, 10200, 8)
-    dense = cost.dense_path_estimate(1000, 1000, 1_000_000, 10200, 8)
+    sparse = paths.dense_path_estimate(1000, 1000, 4000, 10200, 8)
+    dense = paths.dense_path_estimate(1000, 1000, 1_000_000, 10200, 8)
     assert dense["seconds"] > sparse["seconds"] and sparse["bytes"] == dense["bytes"]
-    assert cost.dense_path_estimate(2000, 2000, 8000, 10200, 8)["bytes"] > 3 * sparse["bytes"]
-    assert cost.large_fallback_seconds(100, 8, 1_000_000, 1000) > 100 * cost.large_fallback_seconds(100, 8, 4000, 1000)
+    assert paths.dense_path_estimate(2000, 2000, 8000, 10200, 8)["bytes"] > 3 * sparse["bytes"]
+    assert paths.large_fallback_seconds(100, 8, 1_000_000, 1000) > 100 * paths.large_fallback_seconds(100, 8, 4000, 1000)
