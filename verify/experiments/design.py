@@ -53,15 +53,17 @@ def _setting_keys(settings: list) -> list:
 
 
 def pilot_design(name: str, models: str, pilot: Path | str, *, trials: int, settings: list,
-                 family: list[str]) -> dict:
+                 family: list[str], reps: int | None = None) -> dict:
     """The design block of a plan (module docstring): ``{"pilot", "trials", "alpha", "holm_alpha",
     "power", "tests": {id: {"pilot_setting_sds", "pilot_trials", "mde", "mde_holm"}}}``.
+
+    ``reps``: simulated tables per effect (default the rule's, :data:`.pooled.SIM_TABLES`).
 
     Raises:
         InputError: ``pilot`` is not a readable run of ``name``, or its settings are not this run's.
     """
     from .claims import evaluate
-    from .pooled import ALPHA, POWER, detectable_effect
+    from .pooled import ALPHA, POWER, SIM_TABLES, detectable_effect
 
     pilot = Path(pilot)
     records, pilot_plan = _read_pilot(pilot, name)
@@ -83,8 +85,9 @@ def pilot_design(name: str, models: str, pilot: Path | str, *, trials: int, sett
         tests[item["id"]] = {
             "pilot_setting_sds": [round(float(s), 6) for s in sds],
             "pilot_trials": [p["trials"] for p in groups],
-            "mde": detectable_effect(sds, sizes, alpha=ALPHA, power=POWER),
-            "mde_holm": detectable_effect(sds, sizes, alpha=ALPHA / m, power=POWER) if item["in_family"] else None,
+            "mde": detectable_effect(sds, sizes, alpha=ALPHA, power=POWER, reps=reps or SIM_TABLES),
+            "mde_holm": (detectable_effect(sds, sizes, alpha=ALPHA / m, power=POWER, reps=reps or SIM_TABLES)
+                         if item["in_family"] else None),
         }
     return {"pilot": {"folder": str(pilot), "results_sha256": _sha256(pilot / "results.csv"),
                       "plan_sha256": _sha256(pilot / "plan.json")},
