@@ -20,7 +20,10 @@ modulo the prime ``2^61 - 1`` though not over Q, ``M / p`` with ``M = [[p-2, 1, 
   as for ``sparse``.
 
     python benchmarks/boundary.py [--families sparse,blocked,dense] [--sizes 900,1000,1001,1100]
-        [--out benchmarks/results/boundary]
+        [--out benchmarks/results/boundary] [--force dense|large] [--force-dense sparse:1000]
+
+``--force`` runs every size on one path whatever the cost model predicts (the rates of
+``verify/runtime/cost.py`` were fitted to such runs: ``benchmarks/results/boundary/calibration/``).
 """
 
 from __future__ import annotations
@@ -110,7 +113,7 @@ def write_family(family: str, n: int, path: str | Path, seed: int = 5) -> None:
     write_npz(path, family_entries(family, n, seed))
 
 
-_FORCE = ("import sys; from headprompt.verify.runtime import paths; paths.PATH_PREFERENCE = {pref}; from headprompt.verify.runtime import cost; "
+_FORCE = ("import sys; from headprompt.verify.runtime import cost, paths; paths.PATH_PREFERENCE = {pref}; "
           "cost.MAX_LARGE_BYTES = 1 << 60; cost.MAX_SECONDS = 1 << 30; from headprompt.verify.cli import main; "
           "sys.argv = ['verify'] + sys.argv[1:]; main()")
 
