@@ -6,7 +6,9 @@ squares), the fair baselines bold with each trial as a point and a 95% band
 fewer than ``MIN_BAND_TRIALS`` trials, whose 1-df interval covers nearly (0, 1)), the
 paper-protocol rows thin with hollow markers, the majority-class line, the controls, and the
 downstream gate (the worst upper bound of the MLMs' TV at position 0, red with the count of
-excluded trials) under every setting; an exact-only run says nothing of MLMs.
+excluded trials) under every setting; an exact-only run says nothing of MLMs. With the trials'
+records, an MLM line is the mean over the trials whose MLM passed the gate (the trials the
+verdicts read, :mod:`.claims`); a gate-failing trial is drawn as a grey cross, never averaged in.
 Right: every test's paired difference per setting (the mean with its 95% t-interval) and its
 pooled estimate with its interval, with the verdict in the legend (:mod:`.claims`).
 """
@@ -50,6 +52,34 @@ def _lines(name: str) -> list:
     return out
 
 
+def _passed(r: dict) -> bool:
+    return r["model"] != "mlm" or str(r.get("gate_passed")).lower() == "true"
+
+
+def _gated(rows: list, records: list, key: str) -> list:
+    """``rows`` with every MLM row recomputed over the trials whose MLM passed the gate (a row
+    whose every trial failed is dropped); other rows unchanged. Without gate columns (an
+    exact-only run), ``rows``."""
+    from .stats import accuracy_interval
+
+    if not any(r["model"] == "mlm" for r in records):
+        return rows
+    groups: dict = {}
+    for r in records:
+        if r["model"] == "mlm" and _passed(r):
+            groups.setdefault((r["method"], r.get("data") or None, float(r[key])), []).append(float(r["accuracy"]))
+    out = []
+    for row in rows:
+        if row["model"] != "mlm":
+            out.append(row)
+            continue
+        accs = groups.get((row["method"], row["setting"].get("data"), float(_x(row))))
+        if accs:
+            out.append({**row, "accuracy": sum(accs) / len(accs), "ci95": list(accuracy_interval(accs, 0)),
+                        "trials": len(accs)})
+    return out
+
+
 def plot(name: str, summary: dict, path: Path, records: list | None = None) -> None:
     """Write ``summary``'s figure (:func:`figure`) to ``path`` (PNG)."""
     import matplotlib.pyplot as plt
@@ -70,8 +100,9 @@ def figure(name: str, summary: dict, records: list | None = None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = summary["rows"] + summary.get("control_rows", [])
     records = records or []
+    key = "hidden_states" if name == "fig3-left" else "hidden_total"
+    rows = _gated(summary["rows"] + summary.get("control_rows", []), records, key)
     fig, (ax, dax) = plt.subplots(1, 2, figsize=(15, 6), gridspec_kw={"width_ratios": [1.35, 1]})
     ticks_all = sorted({_x(r) for r in rows})
     step = (max(ticks_all) - min(ticks_all)) / 90 if len(ticks_all) > 1 else 0.05
@@ -83,7 +114,6 @@ def figure(name: str, summary: dict, records: list | None = None):
     lines = _lines(name)
     low = 1.0                                   # the axis shows every band whole (never clipped)
     unbanded = False                            # a fair row drawn without its band (too few trials)
-    key = "hidden_states" if name == "fig3-left" else "hidden_total"
     for i, (method, data, model, label, color) in enumerate(lines):
         sel = sorted(((_x(r), r) for r in rows if r["method"] == method and r["model"] == model
                       and (data is None or r["setting"].get("data") == data)), key=lambda t: t[0])
@@ -92,13 +122,19 @@ def figure(name: str, summary: dict, records: list | None = None):
         style, marker, _ = _MODEL_STYLE[model]
         fair = method.endswith("-fair")
         x = [s for s, _ in sel]
-        pts = [(r[key], r["accuracy"]) for r in records if r["method"] == method and r["model"] == model
-               and (data is None or r.get("data") == data)]
-        if pts and fair:                        # every trial of the fair rows, nudged sideways per line
+        mine = [r for r in records if r["method"] == method and r["model"] == model
+                and (data is None or r.get("data") == data)]
+        pts = [(float(r[key]), float(r["accuracy"])) for r in mine if _passed(r)]
+        failed = [(float(r[key]), float(r["accuracy"])) for r in mine if not _passed(r)]
+        if (pts or failed) and fair:            # every trial of the fair rows, nudged sideways per line
             off = (i - len(lines) / 2) * step
-            ax.scatter([p[0] + off for p in pts], [p[1] for p in pts], s=6, color=color, alpha=0.35, lw=0,
-                       marker=marker)
-            low = min(low, *(p[1] for p in pts))
+            if pts:
+                ax.scatter([p[0] + off for p in pts], [p[1] for p in pts], s=6, color=color, alpha=0.35, lw=0,
+                           marker=marker)
+            if failed:                          # drawn, never averaged: the gate excluded them
+                ax.scatter([p[0] + off for p in failed], [p[1] for p in failed], s=12, color="grey",
+                           alpha=0.6, marker="x", lw=0.8)
+            low = min(low, *(p[1] for p in pts + failed))
         ax.plot(x, [r["accuracy"] for _, r in sel], style, marker=marker, ms=5 if fair else 4, color=color,
                 lw=1.8 if fair else 0.9, alpha=1.0 if fair else 0.6, mfc=color if fair else "white", label=label)
         # a band only where the row has enough trials to say something: with 2 trials the t
@@ -141,8 +177,8 @@ def figure(name: str, summary: dict, records: list | None = None):
     design = (f"one {what} per setting" if summary.get("share_pretraining") else f"a new {what} per trial")
     variant = f", memory HMM: {summary['memory_hmm']}" if summary.get("memory_hmm") else ""
     legend_note = ("dashed/squares: exact G" if exact_only else
-                   "solid/circles: MLM, dashed/squares: exact G; TV0: worst gate bound at position 0 "
-                   "(red: trials excluded)")
+                   "solid/circles: MLM (over the trials whose MLM passed the gate; grey x: excluded trials), "
+                   "dashed/squares: exact G\nTV0: worst gate bound at position 0 (red: trials excluded)")
     ax.set_title(f"{name}, scale {summary['scale']}, {trials} trial{'s' if trials != 1 else ''} ({design}{variant})\n"
                  f"{legend_note}\nbold: fair baselines (points: trials; bands: 95% intervals"
                  + (f", none for rows of fewer than {MIN_BAND_TRIALS} trials: a 1-df t interval covers nearly "

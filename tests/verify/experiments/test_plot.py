@@ -139,3 +139,29 @@ def test_two_trial_rows_get_no_band_and_the_title_says_why():
     assert f"none for rows of fewer than {MIN_BAND_TRIALS} trials" in ax.get_title()
     assert ax.get_ylim()[0] > 0.1              # no near-(0, 1) interval pulls the axis down to 0
     plt.close(fig)
+
+
+def test_gate_failing_mlm_trials_are_drawn_but_never_averaged():
+    """A trial whose MLM failed the gate is left out of the MLM line (as the verdicts leave it
+    out) and drawn as a grey cross; the line's value is the mean over the passing trials,
+    computed here by hand from the records."""
+    records = _records(4)
+    for r in records:                      # trial 3's MLM at |H| = 12 fails the gate, with a wild accuracy
+        if r["model"] == "mlm" and r["hidden_states"] == 12 and r["trial"] == 3:
+            r.update(gate_passed=False, gate0_bound=0.2, accuracy=0.1)
+    summary = _summary(records, "both")
+    fig = figure("fig3-left", summary, records)
+    ax = fig.axes[0]
+    line = next(l for l in ax.get_lines() if l.get_label() == "Head tuning, fair (MLM)")
+    xs, ys = list(line.get_xdata()), list(line.get_ydata())
+    passing = [r["accuracy"] for r in records if r["model"] == "mlm" and r["method"] == "head-fair"
+               and r["hidden_states"] == 12 and r["trial"] != 3]
+    assert ys[xs.index(12)] == pytest.approx(sum(passing) / 3)
+    everything = [r["accuracy"] for r in records if r["model"] == "mlm" and r["method"] == "head-fair"
+                  and r["hidden_states"] == 12]
+    assert ys[xs.index(12)] != pytest.approx(sum(everything) / 4)   # the summary's row would have averaged it in
+    crosses = [c for c in ax.collections if c.get_offsets().shape[0] and
+               np.allclose(c.get_facecolor()[0][:3], matplotlib.colors.to_rgb("grey"))]
+    ys_x = sorted(float(y) for c in crosses for _, y in c.get_offsets())
+    assert ys_x == [0.1, 0.1]              # head-fair and prompt-fair: the excluded trial, drawn
+    assert "grey x: excluded" in _texts(fig)
