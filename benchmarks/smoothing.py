@@ -9,6 +9,8 @@ Run by hand (not by tests), from the repository root:
     python -m benchmarks.smoothing --openblas-own ... # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset (this run only)
     python -m benchmarks.smoothing --sizes issue28 --threads 1 --skip pomegr,hmml-log \
         --save benchmarks/results/smoothing/issue28-machine         # |H| 5..4096 (issue 28 item 3)
+    python -m benchmarks.smoothing --sizes issue28 --threads 1 --repeat 5 --skip pomegr,hmml-log,hmml \
+        --save benchmarks/results/smoothing/issue38-float32         # float32 vs dynamax32 (issue 38 item 2)
 
 What each column computes (T = 129 tokens per sequence, a batch of n sequences, float64):
 
@@ -19,6 +21,10 @@ What each column computes (T = 129 tokens per sequence, a batch of n sequences, 
              its GEMM, numpy's OpenBLAS or torch's MKL by size, is printed beside each ratio).
              The same quantity and the same work as the peers below, so "peer / ours-all" is
              the like-for-like ratio.
+  ours-all32 posterior_marginals(..., dtype="float32"): the same quantity in float32 on the kernel
+             models/inference/float32.py picks by size (compiled with numba, or the BLAS loop),
+             printed beside each float32 ratio with the fractions of the core's measured peaks
+             (SGEMM flops, read bandwidth; benchmarks/smoothing_peaks.py) it and dynamax reach.
   hmml       hmmlearn CategoricalHMM(implementation="scaling").predict_proba, all n sequences in
              one call with `lengths`: P[H_1..T | x] (full forward-backward, per sequence in C++).
   hmml-log   the same with hmmlearn's default implementation="log" (about 10x slower; measured
@@ -59,7 +65,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -67,6 +72,9 @@ import sys
 import time
 import tracemalloc
 from datetime import datetime, timezone
+
+from benchmarks.smoothing_peaks import (float32_table, gemm_flops, gemm_peak, machine_info, ours_gemm, ours_kernel32,
+                                       read_bandwidth)
 
 # sizes: (|H|, |X|, batch n)
 FULL_SIZES = [(5, 10, 256), (10, 10, 256), (25, 10, 256), (50, 10, 256), (100, 10, 256),
@@ -105,26 +113,6 @@ def _parse() -> argparse.Namespace:
                    help="unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for this run only (OpenBLAS picks its "
                         "own kernel); the table says which kernel each run used")
     return p.parse_args()
-
-
-def _machine() -> dict:
-    info: dict = {"platform": platform.platform(), "python": platform.python_version(),
-                  "os_cpu_count": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0))}
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-        for line in out.splitlines():
-            key, _, val = line.partition(":")
-            if key.strip() in ("Model name", "CPU(s)", "Thread(s) per core", "Core(s) per socket",
-                               "Socket(s)"):
-                info[key.strip()] = val.strip()
-    except Exception as exc:  # pragma: no cover
-        info["lscpu"] = f"unavailable: {exc}"
-    try:
-        with open("/proc/meminfo") as fh:
-            info["MemTotal"] = fh.readline().split(":")[1].strip()
-    except OSError:
-        pass
-    return info
 
 
 def _git() -> dict:
@@ -207,7 +195,7 @@ def main() -> int:
     limiter = threadpool_limits(limits=n_thr)          # every pool: BLAS and OpenMP
     pools = [{k: d.get(k) for k in ("user_api", "internal_api", "version", "num_threads", "architecture", "filepath")}
              for d in threadpool_info()]
-    machine = _machine()
+    machine = machine_info()
     log(f"machine: {machine.get('Model name', '?')}, {machine['usable_cpus']} usable cores; "
         f"threads: {n_thr} (torch {versions.get('torch') and torch.get_num_threads()}); "
         f"load average {os.getloadavg()}")
@@ -306,13 +294,16 @@ def main() -> int:
         check[H] = row
 
     # ---- timed runs, interleaved in a shuffled order --------------------------------------
-    peak = dgemm_peak()        # this core's float64 GEMM peak, the ceiling of every library's products
-    log(f"one-thread DGEMM peak: " + ", ".join(f"{k} {v / 1e9:.1f} GFLOP/s" for k, v in peak.items()))
+    peak = gemm_peak("float64")   # this core's GEMM peaks and read bandwidth: the ceilings of every library
+    speak, bandwidth = gemm_peak("float32"), read_bandwidth()
+    log(f"one-thread DGEMM peak: " + ", ".join(f"{k} {v / 1e9:.1f} GFLOP/s" for k, v in peak.items())
+        + "; SGEMM peak: " + ", ".join(f"{k} {v / 1e9:.1f} GFLOP/s" for k, v in speak.items())
+        + f"; read bandwidth {bandwidth / 1e9:.1f} GB/s")
     plan = [(H, name, r) for H, c in cases.items() for name in c["fns"] for r in range(repeats[H])]
     random.Random(args.seed).shuffle(plan)
     times: dict = {H: {name: [] for name in c["fns"]} for H, c in cases.items()}
     load_before = os.getloadavg()
-    t_start = time.perf_counter()
+    t_start, cpu_start = time.perf_counter(), time.process_time()
     for k, (H, name, r) in enumerate(plan):
         t0 = time.perf_counter()
         cases[H]["fns"][name]()
@@ -328,7 +319,8 @@ def main() -> int:
     for H, c in cases.items():
         med = {name: statistics.median(ts) for name, ts in times[H].items()}
         rows.append({
-            "H": H, "X": c["X"], "T": T, "n": c["n"], "ours_gemm": _ours_gemm(H, pools, c["n"]),
+            "H": H, "X": c["X"], "T": T, "n": c["n"], "ours_gemm": ours_gemm(H, pools, c["n"]),
+            "ours_kernel32": ours_kernel32(H, c["n"], pools),
             "median_s": med,
             "us_per_seq": {k: v / c["n"] * 1e6 for k, v in med.items()},
             "min_s": {k: min(v) for k, v in times[H].items()},
@@ -355,9 +347,9 @@ def main() -> int:
                    "openblas_env": {k: os.environ.get(k, "(unset)") for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}},
         "machine": machine, "blas_pools": pools, "versions": versions, "git": _git(),
         "load_average_before_after": [load_before, load_after],
-        "timed_wall_s": time.perf_counter() - t_start,
+        "timed_wall_s": time.perf_counter() - t_start, "timed_cpu_s": time.process_time() - cpu_start,
         "notes": notes, "correctness_tolerance_hmmlearn": TOL, "correctness_failed": failed,
-        "rows": rows, "dgemm_peak_flops": peak,
+        "rows": rows, "dgemm_peak_flops": peak, "sgemm_peak_flops": speak, "read_bandwidth_bytes_per_s": bandwidth,
     }
     table = _table(result)
     if args.save:
@@ -373,73 +365,6 @@ def main() -> int:
         log("CORRECTNESS FAILED: " + "; ".join(failed))
         return 1
     return 0
-
-
-def gemm_flops(H: int, n: int, t: int) -> float:
-    """Floating-point operations of the products of one forward-backward smoothing of ``n``
-    sequences of ``t`` tokens on ``H`` states: ``t`` forward and ``t - 1`` backward products of
-    ``[H, H] x [H, n]``, ``2 H^2 n`` each (every library here does these; the elementwise work
-    is O(H n) per step and left out)."""
-    return 2.0 * H * H * n * (2 * t - 1)
-
-
-def dgemm_peak(size: int = 2000, repeats: int = 5) -> dict:
-    """Best one-thread float64 GEMM rate (FLOP/s) of numpy's BLAS and, if importable, torch's,
-    on ``size x size`` matrices: the ceiling of any kernel that does the smoothing's products
-    on one core of this machine."""
-    from threadpoolctl import threadpool_limits
-
-    import numpy as np
-
-    a, b = np.random.default_rng(0).random((2, size, size))
-    out = {}
-    with threadpool_limits(1):
-        runs = {"numpy": lambda: a @ b}
-        try:
-            import torch
-            ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-            runs["torch"] = lambda: ta @ tb
-        except ImportError:
-            pass
-        for name, fn in runs.items():
-            if name == "torch":
-                before = torch.get_num_threads()
-                torch.set_num_threads(1)
-            fn()
-            best = min(_timed(fn) for _ in range(repeats))
-            if name == "torch":
-                torch.set_num_threads(before)
-            out[name] = 2.0 * size ** 3 / best
-    return out
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def _ours_gemm(H: int, pools: list, n: int | None = None) -> str:
-    """Whose GEMM ``posterior_marginals`` ran on at ``H`` states and ``n`` sequences (its dense
-    fused kernel)."""
-    from headprompt.models.inference import forward_backward as fb
-    from headprompt.models.inference import streamed
-
-    if n is not None and streamed.use_streamed(H, n):
-        import numba
-        return f"numba {numba.__version__}, one read of A per step (models/inference/streamed.py)"
-
-    rows = fb.panel_rows(H)
-    panels = f", panels of {rows} rows" if rows < H else ""
-    if fb.gemm_backend(H) == "torch":
-        import re
-
-        import torch
-        mkl = re.search(r"Math Kernel Library Version ([\w.-]+)", torch.__config__.show())
-        return f"torch {torch.__version__} (MKL {mkl.group(1) if mkl else '?'}){panels}"
-    numpy_blas = [p for p in pools if p.get("user_api") == "blas" and "numpy" in (p.get("filepath") or "")]
-    arch = numpy_blas[0].get("architecture") if numpy_blas else "?"
-    return f"numpy (OpenBLAS {arch}){panels}"
 
 
 def _table(res: dict) -> str:
@@ -475,18 +400,7 @@ def _table(res: dict) -> str:
             out.append(f"{r['H']:>5} " + " ".join(
                 f"{r[key][p]:>8.2f}x" if p in r[key] else f"{'-':>9}" for p in peers)
                 + f"  {kernel}; ours: {r.get('ours_gemm', 'numpy')}")
-    if any(r.get("ratio_dynamax32_vs_ours_all32") for r in res["rows"]):
-        out += ["", "float32 (dtype='float32', both at jax's and our float32): dynamax32 median / ours-all32 "
-                    "median, > 1 means we are faster; the largest |ours-all32 - ours-all|; peak MB of one call "
-                    "(tracemalloc: numpy's and torch-CPU's allocations, XLA's not seen); BLAS kernel:",
-                f"{'|H|':>5} {'ratio':>7} {'max diff':>9} {'ours32 MB':>9} {'ours64 MB':>9}  kernel"]
-        for r in res["rows"]:
-            ratio = r.get("ratio_dynamax32_vs_ours_all32")
-            pk = r.get("peak_traced_mb", {})
-            out.append(f"{r['H']:>5} " + (f"{ratio:>6.2f}x" if ratio else f"{'-':>7}")
-                       + f" {r.get('ours_all32_vs_ours_all_max_abs') or 0:>9.1e}"
-                       + f" {pk.get('ours-all32', float('nan')):>9.1f} {pk.get('ours-all', float('nan')):>9.1f}"
-                       + f"  {kernel} (sgemm: numpy's OpenBLAS)")
+    out += float32_table(res, kernel)
     out += ["", "the BLAS kernel column is numpy's and scipy's OpenBLAS (hmmlearn's numpy parts, ours where "
                 "'ours: numpy'); jax/dynamax use XLA's own CPU kernels (Eigen), torch its own BLAS (MKL: "
                 "pomegranate, and ours where 'ours: torch'); ours-h0 always runs on numpy's OpenBLAS"]
@@ -516,7 +430,8 @@ def _table(res: dict) -> str:
     out.append(f"hmmlearn within {res['correctness_tolerance_hmmlearn']:g}: "
                + ("yes" if not res["correctness_failed"] else "NO: " + "; ".join(res["correctness_failed"])))
     out += [f"note: {n}" for n in res["notes"]]
-    out.append(f"timed runs took {res['timed_wall_s']:.0f} s")
+    cpu = res.get("timed_cpu_s")
+    out.append(f"timed runs took {res['timed_wall_s']:.0f} s" + (f" wall, {cpu:.0f} s CPU" if cpu is not None else ""))
     return "\n".join(out) + "\n"
 
 
