@@ -1,6 +1,14 @@
 """Smoothing in float32 (``posterior_marginals(..., dtype="float32")``, as dynamax runs by
 default): the same quantity as the float64 kernels, uncertified (as float mode is).
 
+Every kernel normalises the messages to sum 1 after every step (as dynamax does), so none leaves
+float32's range at any sequence length and an impossible sequence gets all-zero marginals.
+:func:`float32_kernel` picks by size among the compiled kernels of :mod:`.float32_compiled`
+(numba: one vectorised over sequences for few states, one streaming the rows of ``A`` once per
+step for both passes for many states and few sequences) and the BLAS loop
+:func:`smoothed_float32_numpy` (one sgemm per step and pass; also the kernel without numba).
+Measured against dynamax's float32 in ``benchmarks/results/smoothing/issue38-float32.md``.
+
 Shapes: ``n`` sequences, ``T`` positions, ``H`` hidden states.
 """
 
@@ -63,7 +71,8 @@ def smoothed_float32(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
 
 
 def smoothed_float32_numpy(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
-    """Smoothing in float32 without numba: forward and backward messages ``[H, n]`` (sequences
+    """Smoothing in float32 through numpy's BLAS (the kernel between the compiled ones' sizes, and
+the only one without numba): forward and backward messages ``[H, n]`` (sequences
     as columns, one float32 GEMM per step, the embeddings of every position gathered once), each
     normalised to sum 1 after every step (so no message leaves float32's range; a zero column
     stays zero), then ``alpha_i ⊙ beta_i`` normalised. Returns ``[n, T, H]`` float32."""
