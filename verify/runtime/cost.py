@@ -21,8 +21,10 @@ What it predicts, from which shapes, in which units:
   backward passes over a sparse ``A``.
 
 Seconds are wall-clock on the reference machine the rates were calibrated on (2 idle cores,
-2026-11-25; ``benchmarks/estimates.py`` compares estimate and measurement); bytes are bytes
-of Python integers; bits are bits of one integer.
+2026-11-25; ``benchmarks/estimates.py`` compares estimate and measurement); the rates of the
+two paths as wholes (the large path, and the dense path priced against it) are CPU seconds of
+whole runs forced on each path (``benchmarks/results/boundary/calibration/``, 2026-11-28), the
+wall time of an idle machine; bytes are bytes of Python integers; bits are bits of one integer.
 
 What it decides (each refusal a :class:`~headprompt.models.exceptions.LimitError` naming the
 sizes, the estimate, the limit and the way forward):
