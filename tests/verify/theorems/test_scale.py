@@ -258,7 +258,7 @@ def test_the_python_api_takes_a_large_model():
 
 
 def test_a_file_whose_sequence_checks_are_too_long_is_refused_only_once_its_assumptions_hold(tmp_path):
-    """The estimate of a file's whole run is over the limit (4 million samples of length 64):
+    """The estimate of a file's whole run is over the limit (a million samples of length 256):
     a model whose Assumption 3.5 fails is still answered (exit 3, the proof, no sequences); one
     whose assumptions hold is refused with the estimate (exit 2, one line) before its witness."""
     ok = tmp_path / "ok.npz"
@@ -272,7 +272,7 @@ def test_a_file_whose_sequence_checks_are_too_long_is_refused_only_once_its_assu
         entries = {k: z[k] for k in z.files if k != "meta" and k != "A" and not k.startswith("A.")}
     entries.update({"A": np.ones((1100, 1100), dtype=np.int64), "A.den": np.full(1100, 1100, dtype=np.int64)})
     np.savez(bad, **entries)
-    big = ("--samples", "4000000", "--length", "64")        # about 14 minutes (estimate, 2026-11-28 rates)
+    big = ("--samples", "1000000", "--length", "256")       # about 15 minutes (estimate, 2026-11-28 rates)
     refused = _verify("theorem", "3.6", "--hmm", str(ok), *big)
     assert refused.returncode == 2 and "the assumptions hold" in refused.stderr and "minutes (estimate)" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
