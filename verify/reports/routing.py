@@ -45,9 +45,11 @@ def large_blocked(args) -> str | None:
     return None
 
 
-def _estimates(args, H: int, X: int, nnz_A: int, nnz_W: int, *, read: bool) -> tuple[dict, dict]:
+def _estimates(args, H: int, X: int, nnz_A: int, nnz_W: int, *, read: bool, bits=None) -> tuple[dict, dict]:
     """``(dense, large)`` estimates of this request (``read``: a file still to be read; an
-    in-memory model is priced without the reading, and the large path with its conversion)."""
+    in-memory model is priced without the reading, and the large path with its conversion;
+    ``bits()``: the bits of ``A``'s and ``W``'s common denominators, asked only for a run the
+    dense path keeps exact)."""
     from .scale import ADVERSARIAL, estimate
 
     samples = 10000 if args.samples is None else int(args.samples)
@@ -58,7 +60,24 @@ def _estimates(args, H: int, X: int, nnz_A: int, nnz_W: int, *, read: bool) -> t
     large["seconds"] = round(large["seconds"] + large_fallback_seconds(count, length, nnz_A, H), 1)
     exact = args.mode is None and stays_exact(H, X, count, length)
     return dense_path_estimate(H, X, nnz_A, count, length, read=read, near_tie_work=_near_tie_work(H, X, length),
-                               exact=exact), large
+                               exact=exact, nnz_W=nnz_W, exact_bits=(bits() if exact and bits else 64)), large
+
+
+def _file_bits(path) -> int:
+    """Bits of the common denominators of ``A``'s and ``W``'s columns in an exact ``.npz`` file
+    (its ``A.den`` and ``W.den`` entries alone are read; 64 for a float file)."""
+    with np.load(path, allow_pickle=False) as z:
+        if "A.den" not in z.files or "W.den" not in z.files:
+            return 64
+        return sum(math.lcm(*{int(d) for d in z[f"{name}.den"].tolist()}).bit_length() for name in ("A", "W"))
+
+
+def _model_bits(hmm) -> int:
+    """:func:`_file_bits` of an in-memory exact HMM."""
+    from ...models.hmm.rational import common_denominator
+
+    return sum(common_denominator(np.asarray(m, dtype=object).reshape(-1).tolist()).bit_length()
+               for m in (hmm.A, hmm.W))
 
 
 def _near_tie_work(H: int, X: int, length: int) -> int:
@@ -84,7 +103,7 @@ def path_for(args) -> dict:
 
     if args.hmm and is_npz(args.hmm):
         H, X, nnz_A, nnz_W = npz_counts(args.hmm)
-        dense, large = _estimates(args, H, X, nnz_A, nnz_W, read=True)
+        dense, large = _estimates(args, H, X, nnz_A, nnz_W, read=True, bits=lambda: _file_bits(args.hmm))
         if getattr(args, "ray", None):
             return choose_path(dense, large, dense_blocked="--ray splits the large path's checks")
         too_big = H > NPZ_MAX_DENSE_STATES or X > NPZ_MAX_DENSE_STATES
@@ -168,7 +187,8 @@ def route_loaded(args, hmm, instance: dict) -> tuple[dict, dict | None]:
     from .scale import theorem_at_scale
 
     H, X, nnz_A, nnz_W = model_counts(hmm)
-    dense, large = _estimates(args, H, X, nnz_A, nnz_W, read=False)
+    dense, large = _estimates(args, H, X, nnz_A, nnz_W, read=False,
+                              bits=(lambda: _model_bits(hmm)) if getattr(hmm, "exact", False) else None)
     blocked = large_blocked(args)
     if blocked is None and ("rationalized" in instance or "_conversion" in instance):
         blocked = "a rationalized model (the dense path reports the conversion)"

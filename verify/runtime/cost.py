@@ -382,8 +382,9 @@ _DENSE_FIXED = 0.9            # starting the process, importing the dense path, 
                               # 4 states, 2.2-2.4 s at 100 states)
 _DENSE_SEQUENCE_RATE = 5e-5   # per sequence checked (sampled, adversarial, and the |X| + |X|^2 of length <= 2
                               # when |X|^2 <= 10,000): Python work around each verdict
-_EXACT_SMALL_RATE = 1e-9      # a run kept exact (stays_exact): per sequence, position and (nnz(A) + |H|) x |H|
-                              # (the integers carry A's common denominator; dense family, 30 states: 2.5 s)
+_EXACT_SMALL_RATE = 1.8e-10   # a run kept exact (stays_exact): per sequence, position, (nnz(A) + |H|) x (nonzeros
+                              # of a row of W) and bit of the common denominators the integers carry (boundary
+                              # families at 11-30 states: 0.1-3 s)
 _DENSE_READ_RATE = 4e-6       # reading a file's entries of A and W into Fractions and checking them, per entry
 _DENSE_ENTRY_RATE = 8e-6      # ... then the integer form, W^+ and the head over W, per entry
 _NEAR_TIE_RATE = 1.2e-8       # the exact near-tie search (at most 64 states), per multiply-add of its budget

@@ -55,11 +55,13 @@ def exact_step_seconds(states: int, nnz_A: int) -> float:
 
 
 def dense_path_estimate(hidden: int, vocab: int, nnz_A: int, sequences: int, length: int, *,
-                        read: bool = True, near_tie_work: int = 0, exact: bool = False) -> dict:
+                        read: bool = True, near_tie_work: int = 0, exact: bool = False,
+                        nnz_W: int | None = None, exact_bits: int = 64) -> dict:
     """``{"seconds", "bytes"}`` of a dense-path certified run (:mod:`headprompt.verify.reports.vanilla`)
     from shapes alone: every entry of ``A`` and ``W`` as a Fraction (``read``: read from a file;
     an in-memory model is priced without its reading), the checks in exact arithmetic where
-    ``exact`` (a small run that :func:`~headprompt.verify.runtime.cost.check_work` keeps exact),
+    ``exact`` (a small run that :func:`~headprompt.verify.runtime.cost.check_work` keeps exact;
+    ``nnz_W`` and ``exact_bits``, the bits of ``A``'s and ``W``'s common denominators, price it),
     the exact near-tie search
     (``near_tie_work`` multiply-adds, as ``verify.evidence.sequences.near_tie_reach`` counts them), the float
     kernel over ``sequences`` sequences of ``length`` tokens, the exact margins of
@@ -70,7 +72,8 @@ def dense_path_estimate(hidden: int, vocab: int, nnz_A: int, sequences: int, len
     checked = sequences + (vocab + vocab * vocab if vocab * vocab <= 10_000 else 0)    # and those of length <= 2
     kernel = cost._FLOAT_RATE * checked * length * cost._units_of(hidden, nnz_A) * (1 + length / 64)
     if exact:                                                # kept in exact arithmetic (cost.stays_exact)
-        kernel = cost._EXACT_SMALL_RATE * checked * length * (nnz_A + hidden) * hidden
+        row = (hidden * vocab if nnz_W is None else nnz_W) / max(vocab, 1)
+        kernel = cost._EXACT_SMALL_RATE * checked * length * (nnz_A + hidden) * row * exact_bits
     margins = cost._MARGIN_SEQUENCES * length * cost._BITS_STEP_RATE * (nnz_A + hidden) * hidden
     redo = 0.0 if exact else 2 * FALLBACK_SHARE * sequences * length * exact_step_seconds(hidden, nnz_A)
     per_entry = cost._DENSE_ENTRY_RATE + (cost._DENSE_READ_RATE if read else 0.0)
