@@ -11,6 +11,8 @@ Run by hand (not by tests), from the repository root:
         --save benchmarks/results/smoothing/issue28-machine         # |H| 5..4096 (issue 28 item 3)
     python -m benchmarks.smoothing --sizes issue28 --threads 1 --repeat 5 --skip pomegr,hmml-log,hmml \
         --save benchmarks/results/smoothing/issue38-float32         # float32 vs dynamax32 (issue 38 item 2)
+    python -m benchmarks.smoothing --sizes issue38 --threads 1 --repeat 7 --skip pomegr,hmml-log,hmml \
+        --save benchmarks/results/smoothing/issue38-float32-fused   # the same at |H| 50..2,048 only
 
 What each column computes (T = 129 tokens per sequence, a batch of n sequences, float64):
 
@@ -83,6 +85,8 @@ FULL_SIZES = [(5, 10, 256), (10, 10, 256), (25, 10, 256), (50, 10, 256), (100, 1
 ISSUE28_SIZES = [(5, 10, 256), (10, 10, 256), (50, 10, 256), (100, 10, 256), (400, 10, 64),
                  (1000, 100, 16), (2048, 100, 8), (4096, 100, 4)]
 BIG_H = 1000        # above this: hmmlearn untimed (run once on sequence 0, as the reference), fewer repeats
+# issue 38 item 2: the sizes where float32 missed 1.5x dynamax32 in one run (--sizes issue38)
+ISSUE38_SIZES = [(50, 10, 256), (100, 10, 256), (400, 10, 64), (1000, 100, 16), (2048, 100, 8)]
 QUICK_SIZES = [(10, 10, 64), (100, 10, 32)]
 T = 129
 HMML_LOG_MAX_H = 100
@@ -102,9 +106,9 @@ def _parse() -> argparse.Namespace:
     p.add_argument("--length", type=int, default=T, metavar="T", help=f"tokens per sequence (default {T}, the paper's)")
     p.add_argument("--seed", type=int, default=0, help="seed of the run order and the models")
     p.add_argument("--quick", action="store_true", help="2 small sizes, 1 repeat (smoke test)")
-    p.add_argument("--sizes", choices=["full", "issue28"], default="full",
+    p.add_argument("--sizes", choices=["full", "issue28", "issue38"], default="full",
                    help="full: |H| 5..1000; issue28: |H| 5..4096 (hmmlearn timed only up to 1000, "
-                        "repeats halved above 1000)")
+                        "repeats halved above 1000); issue38: |H| 50, 100, 400, 1000, 2048 (as issue28)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--save", metavar="PREFIX", help="also write PREFIX.txt (table) and PREFIX.json")
     p.add_argument("--skip", default="", help="comma-separated libraries to leave out")
@@ -149,7 +153,8 @@ def main() -> int:
     skip = {s for s in args.skip.split(",") if s}
     global T
     T = args.length
-    sizes = QUICK_SIZES if args.quick else ISSUE28_SIZES if args.sizes == "issue28" else FULL_SIZES
+    sizes = (QUICK_SIZES if args.quick else
+             {"issue28": ISSUE28_SIZES, "issue38": ISSUE38_SIZES}.get(args.sizes, FULL_SIZES))
     repeat = 1 if args.quick else args.repeat
     repeats = {H: repeat if H <= BIG_H else max(2, (repeat + 1) // 2) for H, _, _ in sizes}
     versions = {"numpy": np.__version__}

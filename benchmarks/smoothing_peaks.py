@@ -133,6 +133,11 @@ def ours_kernel32(H: int, n: int, pools: list) -> str:
     from headprompt.models.inference import float32 as f32
 
     kind = f32.float32_kernel(H, n)
+    if kind == "blas":
+        import numba
+        import scipy
+        return (f"numba {numba.__version__} blas (scipy {scipy.__version__}'s OpenBLAS sgemm per step and pass "
+                "from compiled code, elementwise work fused)")
     if kind != "numpy":
         import numba
         what = ("vectorised over sequences" if kind == "columns"

@@ -4,9 +4,11 @@ default): the same quantity as the float64 kernels, uncertified (as float mode i
 Every kernel normalises the messages to sum 1 after every step (as dynamax does), so none leaves
 float32's range at any sequence length and an impossible sequence gets all-zero marginals.
 :func:`float32_kernel` picks by size among the compiled kernels of :mod:`.float32_compiled`
-(numba: one vectorised over sequences for few states, one streaming the rows of ``A`` once per
-step for both passes for many states and few sequences) and the BLAS loop
-:func:`smoothed_float32_numpy` (one sgemm per step and pass; also the kernel without numba).
+(numba: one vectorised over sequences for few states, one calling BLAS for each product with
+the rest of the step fused into one compiled pass for tens to hundreds of states, one streaming
+the rows of ``A`` once per step for both passes for many states and few sequences) and the
+BLAS loop :func:`smoothed_float32_numpy` (one sgemm per step and pass from Python, the fastest
+at 300-1,500 states where the sgemm dominates; also the kernel without numba).
 Measured against dynamax's float32 in ``benchmarks/results/smoothing/issue38-float32.md``.
 
 Shapes: ``n`` sequences, ``T`` positions, ``H`` hidden states.
@@ -22,11 +24,12 @@ from .float_inputs import float32_arrays
 from .scaling import single_thread_blas
 
 __all__ = ["DTYPES", "smoothed_float32", "smoothed_float32_numpy", "float32_kernel", "COLUMNS_MAX_STATES",
-           "ROWS_MIN_STATES", "ROWS_MAX_SEQUENCES"]
+           "BLAS_MAX_STATES", "ROWS_MIN_STATES", "ROWS_MAX_SEQUENCES"]
 
 # measured against dynamax's float32 and the BLAS loop (benchmarks/results/smoothing/issue38-float32.md)
-COLUMNS_MAX_STATES = 64    # the compiled kernel vectorised over sequences up to this many states
-ROWS_MIN_STATES = 512      # the one streaming rows of A from this many states ...
+COLUMNS_MAX_STATES = 32    # the compiled kernel vectorised over sequences up to this many states
+BLAS_MAX_STATES = 300      # the compiled one calling BLAS per product up to this many states
+ROWS_MIN_STATES = 1536     # the one streaming rows of A from this many states ...
 ROWS_MAX_SEQUENCES = 32    # ... with at most this many sequences (between: the BLAS loop)
 
 DTYPES = ("float64", "float32")
@@ -37,14 +40,18 @@ the certified kernels' only one), or float32 as dynamax runs by default."""
 def float32_kernel(H: int, n: int) -> str:
     """Which kernel smooths ``n`` sequences on ``H`` states in float32: ``"columns"``
     (:func:`.float32_compiled.columns_kernel`, vectorised over sequences, no Python call per
-    step) up to :data:`COLUMNS_MAX_STATES` states; ``"rows"`` (:func:`.float32_compiled.rows_kernel`,
+    step) up to :data:`COLUMNS_MAX_STATES` states; ``"blas"`` (:func:`.float32_compiled.blas_kernel`,
+    a BLAS sgemm per step and pass called from compiled code, the elementwise work fused, no
+    Python call per step) up to :data:`BLAS_MAX_STATES`; ``"rows"`` (:func:`.float32_compiled.rows_kernel`,
     one streamed read of ``A`` per step for both passes) from :data:`ROWS_MIN_STATES` states with
     at most :data:`ROWS_MAX_SEQUENCES` sequences; else ``"numpy"`` (:func:`smoothed_float32_numpy`,
-    one BLAS GEMM per step and pass, compute-bound there), and always without numba."""
+    one BLAS GEMM per step and pass from Python, the sgemm dominating there), and always without numba."""
     if not float32_compiled.available():
         return "numpy"
     if H <= COLUMNS_MAX_STATES:
         return "columns"
+    if H <= BLAS_MAX_STATES:
+        return "blas"
     return "rows" if H >= ROWS_MIN_STATES and n <= ROWS_MAX_SEQUENCES else "numpy"
 
 
@@ -60,6 +67,11 @@ def smoothed_float32(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
         post = np.empty((t, H, n), dtype=np.float32)
         float32_compiled.columns_kernel()(A, AT, W, pi0, tokens, post)
         return post.transpose(2, 0, 1)
+    if kind == "blas":
+        post = np.empty((t, n, H), dtype=np.float32)
+        with single_thread_blas():
+            float32_compiled.blas_kernel()(A, AT, W, pi0, tokens, post, np.ones(H, dtype=np.float32))
+        return post.transpose(1, 0, 2)
     if kind == "rows":
         m = 4 * -(-n // 4)                                            # groups of four sequences
         if m != n:                                                    # padding: token 0, discarded

@@ -16,6 +16,11 @@ zero). They differ in the axis they vectorise along, which is what decides their
   products, the rows kept in L1 while every group of four sequences uses them), so a step
   costs about one streamed read of ``A`` (64 MB at 4,096 states) where a BLAS loop reads it
   twice, once per pass, through GEMMs that are slow on such skinny operands.
+- :func:`blas_kernel` holds messages as ``[n, H]`` and calls BLAS for the products (numba's
+  ``np.dot``, scipy's sgemm, one per step and pass) with all the elementwise work of a step
+  (emission gather, product, normalisation) fused into one compiled pass over the message:
+  no Python call per step at all (at 50-200 states the dozen numpy calls per step of the
+  BLAS loop cost as much as its GEMM).
 
 numba is an optional dependency (``pip install headprompt[fast]``); :func:`available` says
 whether it imports. The first call on a machine compiles (a few seconds; numba caches the
@@ -30,7 +35,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["available", "columns_kernel", "rows_kernel"]
+__all__ = ["available", "columns_kernel", "rows_kernel", "blas_kernel"]
 
 _OPTIONS = dict(fastmath={"contract", "reassoc"}, boundscheck=False, nogil=True)
 
@@ -253,10 +258,64 @@ def _rows(A, W, pi0, tok, post, beta):
         _normalise_rows(post[j], sums)
 
 
+def _scaled_row(v, w):
+    """``v *= w`` then ``v /= sum(v)`` for one message ``v`` ``[H]`` (``w``: its emission row,
+    the other pass's message, or ones); the sum accumulated in float64 and the factor applied
+    in float64 where ``1/sum`` exceeds float32's range; a zero row stays zero."""
+    H = v.shape[0]
+    s = 0.0
+    for h in range(H):
+        x = v[h] * w[h]
+        v[h] = x
+        s += x
+    f = 1.0 / s if s > 0.0 else 0.0
+    if f < 1e38:                                     # the common case: a float32 multiply
+        f32 = np.float32(f)
+        for h in range(H):
+            v[h] = v[h] * f32
+    else:
+        for h in range(H):
+            v[h] = v[h] * f
+
+
+def _blas_rows(A, AT, W, pi0, tok, post, ones):
+    """The same marginals with messages as rows and BLAS products: ``post`` ``[t, n, H]``
+    float32 (written, ``post[j, r] = P[H_{j+1} | x_r]``), ``ones`` ``[H]`` float32 ones; ``A``,
+    ``AT`` (its C-contiguous transpose), ``W`` ``[X, H]``, ``pi0`` float32; ``tok`` ``[t, n]``.
+    Per step and pass one sgemm (``x @ A^T`` forward, ``y @ A`` backward) and one fused pass."""
+    t, n = tok.shape
+    H = A.shape[0]
+    x = np.empty((n, H), np.float32)
+    for r in range(n):
+        x[r, :] = pi0
+    for j in range(t):                               # alpha_j = norm(v_j ⊙ A alpha_{j-1})
+        out = post[j]
+        np.dot(x, AT, out)
+        for r in range(n):
+            _scaled_row(out[r], W[tok[j, r]])
+        x = out
+    b = np.ones((n, H), np.float32)
+    y = np.empty((n, H), np.float32)
+    for j in range(t - 1, -1, -1):                   # post_j = norm(alpha_j ⊙ beta_j)
+        out = post[j]
+        for r in range(n):
+            br = b[r]
+            _scaled_row(out[r], br)
+            if j:                                    # y = v_j ⊙ beta_j
+                w, yr = W[tok[j, r]], y[r]
+                for h in range(H):
+                    yr[h] = w[h] * br[h]
+        if j == 0:
+            break
+        np.dot(y, A, b)                              # beta_{j-1} = norm(A^T (v_j ⊙ beta_j))
+        for r in range(n):
+            _scaled_row(b[r], ones)
+
+
 def _compiled_helpers() -> None:
     """Replace the helpers the kernels call by their compiled versions (once)."""
     g = globals()
-    for name in ("_times", "_pair", "_normalise_rows"):
+    for name in ("_times", "_pair", "_normalise_rows", "_scaled_row"):
         if not hasattr(g[name], "py_func"):
             g[name] = _compile(g[name])
 
@@ -266,6 +325,14 @@ def columns_kernel():
     """The compiled :func:`_columns` ``(A, AT, W, pi0, tok, post)``."""
     _compiled_helpers()
     return _compile(_columns)
+
+
+@functools.cache
+def blas_kernel():
+    """The compiled :func:`_blas_rows` ``(A, AT, W, pi0, tok, post, ones)`` (its products call
+    scipy's BLAS through numba; run it inside :func:`.scaling.single_thread_blas`)."""
+    _compiled_helpers()
+    return _compile(_blas_rows)
 
 
 @functools.cache
