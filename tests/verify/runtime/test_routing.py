@@ -142,3 +142,18 @@ def test_options_only_the_dense_path_serves_keep_it_for_objects(monkeypatch):
         m.setattr(paths, "PATH_PREFERENCE", 0.0)
         r = check(hmm, "3.3", samples=20, length=2, mode="exact").data
     assert r["path"]["chosen"] == "dense" and "exact mode" in r["path"]["why"] and r["verdict"] == "verified"
+
+
+def test_the_bits_that_price_exact_mode_are_those_of_the_common_denominators(tmp_path):
+    """Exact mode is priced by the bits of ``A``'s and ``W``'s common denominators: read from an
+    ``.npz`` file's ``A.den``/``W.den`` alone or from the object, they are the bits of the least
+    common multiple of every entry's denominator."""
+    import math
+
+    from headprompt.verify.reports.routing import _file_bits, _model_bits
+
+    hmm, _ = prompt_friendly_hmm(9, 6, rng=np.random.default_rng(8))
+    write_npz(tmp_path / "m.npz", instance_to_npz(hmm))
+    expect = sum(math.lcm(*(F(v).denominator for v in np.asarray(m, dtype=object).flat)).bit_length()
+                 for m in (hmm.A, hmm.W))
+    assert _file_bits(tmp_path / "m.npz") == _model_bits(hmm) == expect
