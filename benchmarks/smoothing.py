@@ -76,7 +76,7 @@ import tracemalloc
 from datetime import datetime, timezone
 
 from benchmarks.smoothing_peaks import (float32_table, gemm_flops, gemm_peak, machine_info, ours_gemm, ours_kernel32,
-                                       read_bandwidth)
+                                       read_bandwidth, sgemm_shape_rate)
 
 # sizes: (|H|, |X|, batch n)
 FULL_SIZES = [(5, 10, 256), (10, 10, 256), (25, 10, 256), (50, 10, 256), (100, 10, 256),
@@ -304,6 +304,9 @@ def main() -> int:
     log(f"one-thread DGEMM peak: " + ", ".join(f"{k} {v / 1e9:.1f} GFLOP/s" for k, v in peak.items())
         + "; SGEMM peak: " + ", ".join(f"{k} {v / 1e9:.1f} GFLOP/s" for k, v in speak.items())
         + f"; read bandwidth {bandwidth / 1e9:.1f} GB/s")
+    shape_rate = ({H: sgemm_shape_rate(H, c["n"], T) for H, c in cases.items()}
+                  if "ours-all32" in next(iter(cases.values()))["fns"] else {})
+    log("sgemm alone on each shape: " + ", ".join(f"|H|={H} {v / 1e9:.1f} GFLOP/s" for H, v in shape_rate.items()))
     plan = [(H, name, r) for H, c in cases.items() for name in c["fns"] for r in range(repeats[H])]
     random.Random(args.seed).shuffle(plan)
     times: dict = {H: {name: [] for name in c["fns"]} for H, c in cases.items()}
@@ -355,6 +358,7 @@ def main() -> int:
         "timed_wall_s": time.perf_counter() - t_start, "timed_cpu_s": time.process_time() - cpu_start,
         "notes": notes, "correctness_tolerance_hmmlearn": TOL, "correctness_failed": failed,
         "rows": rows, "dgemm_peak_flops": peak, "sgemm_peak_flops": speak, "read_bandwidth_bytes_per_s": bandwidth,
+        "sgemm_shape_flops": shape_rate,
     }
     table = _table(result)
     if args.save:

@@ -24,8 +24,8 @@ import platform
 import subprocess
 import time
 
-__all__ = ["machine_info", "gemm_flops", "gemm_peak", "read_bandwidth", "ours_gemm", "ours_kernel32",
-           "float32_table"]
+__all__ = ["machine_info", "gemm_flops", "gemm_peak", "read_bandwidth", "sgemm_shape_rate", "ours_gemm",
+           "ours_kernel32", "float32_table"]
 
 
 def machine_info() -> dict:
@@ -104,6 +104,29 @@ def read_bandwidth(mib: int = 64, repeats: int = 5) -> float:
     return (x.nbytes + y.nbytes) / best
 
 
+def sgemm_shape_rate(H: int, n: int, t: int, repeats: int = 3) -> float:
+    """Best one-thread rate (FLOP/s) of the smoothing's products alone on their own shape:
+    ``t`` products ``A x`` and ``t - 1`` products ``A^T y`` (``[H, H] x [H, n]``, numpy's
+    sgemm, nothing else), as a BLAS loop does them: the ceiling of any smoothing whose products
+    are BLAS calls on this shape (the core's SGEMM peak is measured on a square 2,000 GEMM)."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(2)
+    A = rng.random((H, H), dtype=np.float32)
+    AT, x, out = np.ascontiguousarray(A.T), rng.random((H, n), dtype=np.float32), np.empty((H, n), np.float32)
+
+    def loop():
+        for _ in range(t):
+            np.matmul(A, x, out=out)
+        for _ in range(t - 1):
+            np.matmul(AT, x, out=out)
+    with threadpool_limits(1):
+        loop()
+        best = min(_timed(loop) for _ in range(repeats))
+    return gemm_flops(H, n, t) / best
+
+
 def ours_gemm(H: int, pools: list, n: int | None = None) -> str:
     """Whose GEMM ``posterior_marginals`` ran on at ``H`` states and ``n`` sequences (its dense
     fused kernel)."""
@@ -162,7 +185,8 @@ def float32_table(res: dict, kernel: str) -> list[str]:
     out = ["", f"float32 (dtype='float32'; dynamax32 at jax's float32, dynamax at float64): median ratios, > 1 means "
                f"ours-all32 is faster; peaks measured in this run: {peaks}; BLAS kernel (threadpoolctl): {kernel}",
            f"{'|H|':>5} {'n':>4} {'/dyn32':>7} {'/dyn64':>7} {'max diff':>9} "
-           f"{'ours %flop':>10} {'ours %bw':>8} {'dyn32 %flop':>11} {'dyn32 %bw':>9} {'1.5x needs':>16}  ours-all32 kernel"]
+           f"{'ours %flop':>10} {'ours %bw':>8} {'dyn32 %flop':>11} {'dyn32 %bw':>9} {'1.5x needs':>16} {'sgemm alone':>11}"
+           "  ours-all32 kernel"]
     for r in rows:
         med, H, n, t = r["median_s"], r["H"], r["n"], r["T"]
         flops = gemm_flops(H, n, t)
@@ -179,10 +203,14 @@ def float32_table(res: dict, kernel: str) -> list[str]:
             fr = f"{f_ours:>10.0%} {b_ours:>8.0%} {f_dyn:>11.0%} {b_dyn:>9.0%} {need:>16}"
         else:
             fr = f"{'-':>10} {'-':>8} {'-':>11} {'-':>9} {'-':>16}"
+        shape = (res.get("sgemm_shape_flops") or {}).get(str(H)) or (res.get("sgemm_shape_flops") or {}).get(H)
+        alone = f"{shape / top:>11.0%}" if shape and top else f"{'-':>11}"
         out.append(f"{H:>5} {n:>4} {ratio32:>6.2f}x {ratio64:>6.2f}x {r.get('ours_all32_vs_ours_all_max_abs') or 0:>9.1e} "
-                   f"{fr}  {r.get('ours_kernel32', '?')}")
+                   f"{fr} {alone}  {r.get('ours_kernel32', '?')}")
     out += ["(%flop: the products' flops per second over the SGEMM peak; %bw: bytes of A read per second "
             "(ours: once per step with the rows kernel, else twice; dynamax: twice) over the read bandwidth; "
             "'1.5x needs': flops / bandwidth share at 1.5x dynamax32's speed and one read of A per step; "
-            "a share above 100% is out of reach of any float32 kernel on this core)"]
+            "a share above 100% is out of reach of any float32 kernel on this core; 'sgemm alone': the "
+            "2T - 1 products alone on their [H, H] x [H, n] shape through numpy's sgemm, nothing else, "
+            "measured in this run: the ceiling of a kernel whose products are BLAS calls)"]
     return out
