@@ -16,6 +16,9 @@ Shapes: ``n`` sequences, ``T`` positions, ``H`` hidden states.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+
 import numpy as np
 
 from ..hmm.values import HMM
@@ -69,7 +72,7 @@ def smoothed_float32(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
         return post.transpose(2, 0, 1)
     if kind == "blas":
         post = np.empty((t, n, H), dtype=np.float32)
-        with single_thread_blas():
+        with _one_thread_all_blas():
             float32_compiled.blas_kernel()(A, AT, W, pi0, tokens, post, np.ones(H, dtype=np.float32))
         return post.transpose(1, 0, 2)
     if kind == "rows":
@@ -80,6 +83,26 @@ def smoothed_float32(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
         float32_compiled.rows_kernel()(A, W, pi0, tokens, post, beta)
         return post[:, :n].transpose(1, 0, 2)
     return smoothed_float32_numpy(hmm, tokens.T)
+
+
+@functools.cache
+def _blas_controller():
+    """A threadpoolctl controller that sees scipy's OpenBLAS, the one numba's ``np.dot`` calls:
+    created after loading it (a controller made before, as :func:`.scaling.single_thread_blas`'s
+    may be, leaves that library at its default thread count; on a busy machine its threads
+    made the ``"blas"`` kernel 100-1,000x slower, measured). None without threadpoolctl."""
+    import scipy.linalg.cython_blas  # noqa: F401  (loads scipy's BLAS into the process)
+    try:
+        from threadpoolctl import ThreadpoolController
+        return ThreadpoolController()
+    except Exception:  # pragma: no cover - threadpoolctl missing or unable to act
+        return None
+
+
+def _one_thread_all_blas():
+    """A context in which every loaded BLAS, scipy's included, runs on one thread."""
+    controller = _blas_controller()
+    return controller.limit(limits=1, user_api="blas") if controller is not None else contextlib.nullcontext()
 
 
 def smoothed_float32_numpy(hmm: HMM, tokens: np.ndarray) -> np.ndarray:

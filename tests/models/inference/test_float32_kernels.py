@@ -113,3 +113,39 @@ def test_the_kernel_choice_by_size(monkeypatch):
         assert f32.float32_kernel(2048, 64) == "numpy"
     monkeypatch.setattr(float32_compiled, "available", lambda: False)   # numba missing: the BLAS loop
     assert {f32.float32_kernel(H, n) for H in (5, 400, 4096) for n in (1, 64)} == {"numpy"}
+
+
+def test_the_blas_kernel_runs_scipys_blas_on_one_thread():
+    """numba's np.dot calls scipy's OpenBLAS, which a fresh process may load only when the kernel
+    compiles: the kernel must still hold it to one thread (two threads on a busy machine made it
+    100-1,000x slower). In a fresh interpreter where scipy is not yet imported, the limit in force
+    during the call covers a BLAS library loaded from scipy's folder, at one thread."""
+    if not float32_compiled.available():
+        pytest.skip("numba is not installed")
+    import subprocess
+    import sys
+    code = """
+import sys
+import numpy as np
+from headprompt.models.inference import float32 as f32, floats as iff
+from headprompt.models.generate.generators import appendix_d_hmm
+seen = []
+real = f32._one_thread_all_blas
+def spy():
+    ctx = real()
+    class Wrap:
+        def __enter__(self):
+            ctx.__enter__()
+            seen.extend((p.filepath, p.num_threads) for p in f32._blas_controller().lib_controllers if p.user_api == "blas")
+        def __exit__(self, *a):
+            return ctx.__exit__(*a)
+    return Wrap()
+f32._one_thread_all_blas = spy
+hmm = appendix_d_hmm(50, 10, rng=np.random.default_rng(0))
+iff.posterior_marginals(hmm, np.zeros((8, 5), dtype=np.int64), dtype="float32")
+assert any("scipy" in path and "numpy" not in path for path, _ in seen), seen
+assert all(k == 1 for _, k in seen), seen
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
