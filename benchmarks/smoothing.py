@@ -11,8 +11,8 @@ Run by hand (not by tests), from the repository root:
         --save benchmarks/results/smoothing/issue28-machine         # |H| 5..4096 (issue 28 item 3)
     python -m benchmarks.smoothing --sizes issue28 --threads 1 --repeat 5 --skip pomegr,hmml-log,hmml \
         --save benchmarks/results/smoothing/issue38-float32         # float32 vs dynamax32 (issue 38 item 2)
-    python -m benchmarks.smoothing --sizes issue38 --threads 1 --repeat 7 --skip pomegr,hmml-log,hmml \
-        --save benchmarks/results/smoothing/issue38-float32-fused   # the same at |H| 50..2,048 only
+    python -m benchmarks.smoothing --sizes issue38 --threads 1 --repeat 9 --skip pomegr,hmml-log,hmml \
+        --save benchmarks/results/smoothing/issue38-float32-fused-run3  # |H| 50..2,048 only
 
 What each column computes (T = 129 tokens per sequence, a batch of n sequences, float64):
 
