@@ -27,11 +27,14 @@ from .float_inputs import float32_arrays
 from .scaling import single_thread_blas
 
 __all__ = ["DTYPES", "smoothed_float32", "smoothed_float32_numpy", "float32_kernel", "COLUMNS_MAX_STATES",
-           "BLAS_MAX_STATES", "ROWS_MIN_STATES", "ROWS_MAX_SEQUENCES"]
+           "BLAS_MAX_STATES", "BLAS_ANY_BATCH_MAX_STATES", "BLAS_MIN_SEQUENCES", "ROWS_MIN_STATES",
+           "ROWS_MAX_SEQUENCES"]
 
 # measured against dynamax's float32 and the BLAS loop (benchmarks/results/smoothing/issue38-float32.md)
 COLUMNS_MAX_STATES = 32    # the compiled kernel vectorised over sequences up to this many states
-BLAS_MAX_STATES = 300      # the compiled one calling BLAS per product up to this many states
+BLAS_MAX_STATES = 300      # the compiled one calling BLAS per product up to this many states, ...
+BLAS_ANY_BATCH_MAX_STATES = 160   # ... for any batch up to this many, above it for one sequence
+BLAS_MIN_SEQUENCES = 64           # or at least this many (its sgemm is slow on 2-32 rows there)
 ROWS_MIN_STATES = 1536     # the one streaming rows of A from this many states ...
 ROWS_MAX_SEQUENCES = 32    # ... with at most this many sequences (between: the BLAS loop)
 
@@ -45,7 +48,8 @@ def float32_kernel(H: int, n: int) -> str:
     (:func:`.float32_compiled.columns_kernel`, vectorised over sequences, no Python call per
     step) up to :data:`COLUMNS_MAX_STATES` states; ``"blas"`` (:func:`.float32_compiled.blas_kernel`,
     a BLAS sgemm per step and pass called from compiled code, the elementwise work fused, no
-    Python call per step) up to :data:`BLAS_MAX_STATES`; ``"rows"`` (:func:`.float32_compiled.rows_kernel`,
+    Python call per step) up to :data:`BLAS_ANY_BATCH_MAX_STATES` states, and up to
+    :data:`BLAS_MAX_STATES` for one sequence or at least :data:`BLAS_MIN_SEQUENCES`; ``"rows"`` (:func:`.float32_compiled.rows_kernel`,
     one streamed read of ``A`` per step for both passes) from :data:`ROWS_MIN_STATES` states with
     at most :data:`ROWS_MAX_SEQUENCES` sequences; else ``"numpy"`` (:func:`smoothed_float32_numpy`,
     one BLAS GEMM per step and pass from Python, the sgemm dominating there), and always without numba."""
@@ -53,7 +57,7 @@ def float32_kernel(H: int, n: int) -> str:
         return "numpy"
     if H <= COLUMNS_MAX_STATES:
         return "columns"
-    if H <= BLAS_MAX_STATES:
+    if H <= BLAS_ANY_BATCH_MAX_STATES or (H <= BLAS_MAX_STATES and (n == 1 or n >= BLAS_MIN_SEQUENCES)):
         return "blas"
     return "rows" if H >= ROWS_MIN_STATES and n <= ROWS_MAX_SEQUENCES else "numpy"
 
