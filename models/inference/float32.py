@@ -49,10 +49,11 @@ def float32_kernel(H: int, n: int) -> str:
     step) up to :data:`COLUMNS_MAX_STATES` states; ``"blas"`` (:func:`.float32_compiled.blas_kernel`,
     a BLAS sgemm per step and pass called from compiled code, the elementwise work fused, no
     Python call per step) up to :data:`BLAS_ANY_BATCH_MAX_STATES` states, and up to
-    :data:`BLAS_MAX_STATES` for one sequence or at least :data:`BLAS_MIN_SEQUENCES`; ``"rows"`` (:func:`.float32_compiled.rows_kernel`,
-    one streamed read of ``A`` per step for both passes) from :data:`ROWS_MIN_STATES` states with
-    at most :data:`ROWS_MAX_SEQUENCES` sequences; else ``"numpy"`` (:func:`smoothed_float32_numpy`,
-    one BLAS GEMM per step and pass from Python, the sgemm dominating there), and always without numba."""
+    :data:`BLAS_MAX_STATES` for one sequence or at least :data:`BLAS_MIN_SEQUENCES`; ``"rows"``
+    (:func:`.float32_compiled.rows_kernel`, one streamed read of ``A`` per step for both passes)
+    from :data:`ROWS_MIN_STATES` states with at most :data:`ROWS_MAX_SEQUENCES` sequences; else
+    ``"numpy"`` (:func:`smoothed_float32_numpy`, one BLAS GEMM per step and pass from Python, the
+    sgemm dominating there), and always without numba."""
     if not float32_compiled.available():
         return "numpy"
     if H <= COLUMNS_MAX_STATES:

@@ -1,7 +1,7 @@
 """Accuracy of every float32 smoothing kernel (``posterior_marginals(..., dtype="float32")``):
 the compiled kernel vectorised over sequences, the compiled one calling BLAS for its products,
-the one streaming rows of ``A``, and the BLAS loop (also the one used without numba), each forced in turn, against independent float64
-oracles: hmmlearn's ``predict_proba`` on random models, a long sequence included (T = 10,000:
+the one streaming rows of ``A``, and the BLAS loop (also the one used without numba), each
+forced in turn, against independent float64 oracles: hmmlearn's ``predict_proba`` on random models, a long sequence included (T = 10,000:
 the messages are normalised every step, so nothing under- or overflows and errors do not grow
 with T), and brute force over all hidden paths (exact Fractions) on tiny models.
 
@@ -138,7 +138,8 @@ def spy():
     class Wrap:
         def __enter__(self):
             ctx.__enter__()
-            seen.extend((p.filepath, p.num_threads) for p in f32._blas_controller().lib_controllers if p.user_api == "blas")
+            seen.extend((p.filepath, p.num_threads) for p in f32._blas_controller().lib_controllers
+                        if p.user_api == "blas")
         def __exit__(self, *a):
             return ctx.__exit__(*a)
     return Wrap()
