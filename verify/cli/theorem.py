@@ -54,6 +54,10 @@ def add_parser(sub) -> None:
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="above 1,000 states or tokens: split the sequence checks into Ray tasks, on a local "
                         "Ray without ADDRESS, else on the cluster at ADDRESS (needs the 'cluster' extra)")
+    p.add_argument("--path", choices=("auto", "dense", "large"), default="auto",
+                   help="3.3/3.6 on a given instance: auto (default: the cost model's choice, named in the "
+                        "report), dense (every entry a Fraction; the report carries the robustness block) or "
+                        "large (the sparse exact form)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
                    help="where the float kernels of certified (and float) mode run: cpu (default), cuda (a GPU "
                         "through torch, float64, the same a priori bound; exit 2 without CUDA) or auto (cuda "

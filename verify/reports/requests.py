@@ -15,7 +15,7 @@ from ...models.exceptions import InputError
 from .flags import check_theorem_flags
 from ..checks.registry import theorem_spec
 
-__all__ = ["TheoremRequest", "MODES", "SIZE_LIMITS", "MAX_CLASSES", "DETAILS"]
+__all__ = ["TheoremRequest", "MODES", "PATHS", "SIZE_LIMITS", "MAX_CLASSES", "DETAILS"]
 
 DETAILS = "_details"
 """Key under which a report builder leaves the checked model, witness and sequences for
@@ -24,6 +24,7 @@ removes it, so it never reaches JSON. (Here, beside the request the builders rea
 need not import the API above them.)"""
 
 MODES = ("exact", "certified", "float")
+PATHS = ("auto", "dense", "large")
 
 # option -> (smallest, largest) accepted value; decided before any work (SPEC section 2)
 DEFAULTS = {"vocab": 10, "samples": 10_000}
@@ -78,6 +79,10 @@ class TheoremRequest:
     ray: str | None = None
     """Split the sequence checks of the large-model path into Ray tasks: ``"local"`` starts a
     local Ray instance, else the address of a cluster (``host:port``)."""
+    path: str = "auto"
+    """Which check path runs a 3.3/3.6 request on a given instance: ``"auto"`` (the cost model's
+    choice, :mod:`headprompt.verify.reports.routing`), ``"dense"`` (every entry a Fraction; its
+    report carries the robustness block) or ``"large"`` (the sparse exact form)."""
     progress: bool | None = None
     """Show progress on stderr (a bar on a terminal, lines in a log); default: on for the
     command line without ``--json``, off in Python."""
@@ -104,6 +109,14 @@ class TheoremRequest:
             object.__setattr__(self, "progress", not self.python)
         self._normalise_types()
         theorem_spec(self.id)
+        if self.path not in PATHS:
+            raise InputError(f"{self.shown('path', self.path)}: expected one of {', '.join(PATHS)}")
+        if self.path != "auto" and theorem_spec(self.id).memory:
+            raise InputError(f"{self.shown('path', self.path)} applies to theorems 3.3 and 3.6 (a memory HMM has "
+                             f"one path)")
+        if self.path != "auto" and self.hmm is None and self.model is None:
+            raise InputError(f"{self.option('path')} applies to a given instance (hmm or model); a generated "
+                             f"instance's path follows its size")
         if self.mode is not None and self.mode not in MODES:
             raise InputError(f"{self.shown('mode', self.mode)}: expected one of {', '.join(MODES)}")
         if self.hmm is not None and self.model is not None:

@@ -23,13 +23,44 @@ from ...models.hmm.large import LargeHMM
 from ..runtime.cost import stays_exact
 from ..runtime.paths import choose_path, dense_path_estimate, large_fallback_seconds, model_counts
 
-__all__ = ["path_for", "use_scale_path", "route_loaded", "large_form", "large_blocked"]
+__all__ = ["path_for", "use_scale_path", "route_loaded", "large_form", "large_blocked", "dense_refused"]
 
 INT64 = 2 ** 63
 
 
+def _asked(args) -> str:
+    return getattr(args, "path", None) or "auto"
+
+
+def _named(args, value: str) -> str:
+    """``--path VALUE`` or ``path='VALUE'``, as the user wrote it."""
+    return args.shown("path", value) if hasattr(args, "shown") else f"--path {value}"
+
+
+def _choose(args, dense, large, **blocked) -> dict:
+    """:func:`choose_path` with the request's ``--path`` said in ``why``; when the cost model picks
+    the large path, ``why`` also says how to keep the dense path's robustness block."""
+    path = choose_path(dense, large, **blocked)
+    asked = _asked(args)
+    if asked != "auto" and path["chosen"] == asked:
+        path["why"] = f"asked ({_named(args, asked)}); the cost model's estimates are beside it"
+    elif asked == "auto" and path["chosen"] == "large" and not blocked.get("dense_blocked") and dense is not None:
+        path["why"] += (f"; the dense path's report also carries the robustness block ({_named(args, 'dense')} "
+                        f"runs it)")
+    return path
+
+
+def dense_refused(args) -> str | None:
+    """``"--path large"`` when the request asks for the large path, else None."""
+    return f"{_named(args, 'large')} asked" \
+        if _asked(args) == "large" else None
+
+
 def large_blocked(args) -> str | None:
-    """Why the large path cannot decide the request (an option only the dense path serves), else None."""
+    """Why the large path cannot decide the request (an option only the dense path serves, or
+    ``--path dense``), else None."""
+    if _asked(args) == "dense":
+        return f"{_named(args, 'dense')} asked"
     if args.witness is not None:
         return "a given witness"
     if args.exhaustive:
@@ -107,8 +138,12 @@ def path_for(args) -> dict:
         if getattr(args, "ray", None):
             return choose_path(dense, large, dense_blocked="--ray splits the large path's checks")
         too_big = H > NPZ_MAX_DENSE_STATES or X > NPZ_MAX_DENSE_STATES
-        return choose_path(dense, large, dense_blocked=(f"above {NPZ_MAX_DENSE_STATES} states or tokens"
-                                                        if too_big else None), large_blocked=large_blocked(args))
+        if too_big and _asked(args) == "dense":
+            raise InputError(f"{_named(args, 'dense')}: the dense path "
+                             f"reads at most {NPZ_MAX_DENSE_STATES} states and tokens, this file has {H} and {X}")
+        return _choose(args, dense, large, dense_blocked=(f"above {NPZ_MAX_DENSE_STATES} states or tokens"
+                                                          if too_big else dense_refused(args)),
+                       large_blocked=large_blocked(args))
     model = getattr(args, "model", None)
     if isinstance(model, LargeHMM):
         return choose_path(None, None, dense_blocked="a LargeHMM object") | {"chosen": "large",
@@ -192,9 +227,15 @@ def route_loaded(args, hmm, instance: dict) -> tuple[dict, dict | None]:
     blocked = large_blocked(args)
     if blocked is None and ("rationalized" in instance or "_conversion" in instance):
         blocked = "a rationalized model (the dense path reports the conversion)"
-    path = choose_path(dense, large, large_blocked=blocked)
+    if blocked is not None and _asked(args) == "large":
+        raise InputError(f"{_named(args, 'large')}: the large path "
+                         f"cannot decide this request ({blocked})")
+    path = _choose(args, dense, large, large_blocked=blocked, dense_blocked=dense_refused(args))
     if path["chosen"] == "large" or getattr(args, "ray", None):
         form = large_form(hmm)
+        if isinstance(form, str) and _asked(args) == "large":
+            raise InputError(f"{_named(args, 'large')}: the large path "
+                             f"cannot take this instance ({form})")
         if isinstance(form, str):
             if getattr(args, "ray", None):
                 raise InputError(f"{args.option('ray') if hasattr(args, 'option') else '--ray'} splits the checks "
