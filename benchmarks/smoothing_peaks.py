@@ -161,6 +161,11 @@ def ours_kernel32(H: int, n: int, pools: list) -> str:
         import scipy
         return (f"numba {numba.__version__} blas (scipy {scipy.__version__}'s OpenBLAS sgemm per step and pass "
                 "from compiled code, elementwise work fused)")
+    if kind == "steps":
+        import numba
+        blas = [p for p in pools if p.get("user_api") == "blas" and "numpy" in (p.get("filepath") or "")]
+        return (f"numpy sgemm (OpenBLAS {blas[0].get('architecture') if blas else '?'}) per step and pass, "
+                f"numba {numba.__version__} elementwise passes (one call per step)")
     if kind != "numpy":
         import numba
         what = ("vectorised over sequences" if kind == "columns"

@@ -6,9 +6,10 @@ float32's range at any sequence length and an impossible sequence gets all-zero 
 :func:`float32_kernel` picks by size among the compiled kernels of :mod:`.float32_compiled`
 (numba: one vectorised over sequences for few states, one calling BLAS for each product with
 the rest of the step fused into one compiled pass for tens to hundreds of states, one streaming
-the rows of ``A`` once per step for both passes for many states and few sequences) and the
-BLAS loop :func:`smoothed_float32_numpy` (one sgemm per step and pass from Python, the fastest
-at 300-1,500 states where the sgemm dominates; also the kernel without numba).
+the rows of ``A`` once per step for both passes for many states and few sequences), the step
+loop :func:`smoothed_float32_steps` (numpy's sgemm per step and pass from Python, the rest of
+each step one compiled call; the fastest at 300-1,500 states where the sgemm dominates) and the
+BLAS loop :func:`smoothed_float32_numpy` (the kernel without numba).
 Measured against dynamax's float32 in ``benchmarks/results/smoothing/issue38-float32.md``.
 
 Shapes: ``n`` sequences, ``T`` positions, ``H`` hidden states.
@@ -26,7 +27,8 @@ from . import float32_compiled
 from .float_inputs import float32_arrays
 from .scaling import single_thread_blas
 
-__all__ = ["DTYPES", "smoothed_float32", "smoothed_float32_numpy", "float32_kernel", "COLUMNS_MAX_STATES",
+__all__ = ["DTYPES", "smoothed_float32", "smoothed_float32_numpy", "smoothed_float32_steps", "float32_kernel",
+           "COLUMNS_MAX_STATES",
            "BLAS_MAX_STATES", "BLAS_ANY_BATCH_MAX_STATES", "BLAS_MIN_SEQUENCES", "ROWS_MIN_STATES",
            "ROWS_MAX_SEQUENCES"]
 
@@ -52,15 +54,16 @@ def float32_kernel(H: int, n: int) -> str:
     :data:`BLAS_MAX_STATES` for one sequence or at least :data:`BLAS_MIN_SEQUENCES`; ``"rows"``
     (:func:`.float32_compiled.rows_kernel`, one streamed read of ``A`` per step for both passes)
     from :data:`ROWS_MIN_STATES` states with at most :data:`ROWS_MAX_SEQUENCES` sequences; else
-    ``"numpy"`` (:func:`smoothed_float32_numpy`, one BLAS GEMM per step and pass from Python, the
-    sgemm dominating there), and always without numba."""
+    ``"steps"`` (:func:`smoothed_float32_steps`: numpy's sgemm per step and pass from Python, the
+    elementwise work one compiled call per step; the sgemm dominates there); ``"numpy"``
+    (:func:`smoothed_float32_numpy`, no numba) always without numba."""
     if not float32_compiled.available():
         return "numpy"
     if H <= COLUMNS_MAX_STATES:
         return "columns"
     if H <= BLAS_ANY_BATCH_MAX_STATES or (H <= BLAS_MAX_STATES and (n == 1 or n >= BLAS_MIN_SEQUENCES)):
         return "blas"
-    return "rows" if H >= ROWS_MIN_STATES and n <= ROWS_MAX_SEQUENCES else "numpy"
+    return "rows" if H >= ROWS_MIN_STATES and n <= ROWS_MAX_SEQUENCES else "steps"
 
 
 def smoothed_float32(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
@@ -87,7 +90,40 @@ def smoothed_float32(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
         post, beta = np.empty((t, m, H), dtype=np.float32), np.empty((t, m, H), dtype=np.float32)
         float32_compiled.rows_kernel()(A, W, pi0, tokens, post, beta)
         return post[:, :n].transpose(1, 0, 2)
+    if kind == "steps":
+        return smoothed_float32_steps(hmm, tokens.T)
     return smoothed_float32_numpy(hmm, tokens.T)
+
+
+def smoothed_float32_steps(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
+    """Smoothing in float32 with messages as rows ``[n, H]``, as
+    :func:`.float32_compiled.blas_kernel` computes it, but each product numpy's sgemm called from
+    Python (``x @ A^T`` forward, ``y @ A`` backward) and the elementwise work of each step one
+    compiled call (:func:`.float32_compiled.step_kernels`). Measured at 300-1,000 states against
+    the loop of :func:`smoothed_float32_numpy` (interleaved, one thread, T = 129): 1.09-1.37x
+    faster at 300 x 16, 400 x 64, 700 x 32 and 1,000 x 16; against the ``blas`` kernel it ties at
+    50 and 100 states and is faster where scipy's sgemm is slow on few rows. Returns ``[n, T, H]``
+    float32."""
+    emitted, posterior, normalised = float32_compiled.step_kernels()
+    A, AT, W, pi0 = float32_arrays(hmm)
+    toks = np.ascontiguousarray(tokens.T)                                # [t, n]
+    t, n = toks.shape
+    H = hmm.num_states
+    post = np.empty((t, n, H), dtype=np.float32)
+    ones = np.ones(H, dtype=np.float32)
+    x = np.repeat(pi0[None, :], n, axis=0)
+    with single_thread_blas():
+        for j in range(t):                                              # alpha_j = norm(v_j ⊙ A alpha_{j-1})
+            np.matmul(x, AT, out=post[j])
+            emitted(post[j], W, toks[j])
+            x = post[j]
+        beta, y = np.ones((n, H), dtype=np.float32), np.empty((n, H), dtype=np.float32)
+        for j in range(t - 1, -1, -1):                                  # post_j = norm(alpha_j ⊙ beta_j)
+            posterior(post[j], beta, y, W, toks[j], j == 0)
+            if j:
+                np.matmul(y, A, out=beta)                               # beta_{j-1} = norm(A^T (v_j ⊙ beta_j))
+                normalised(beta, ones)
+    return post.transpose(1, 0, 2)
 
 
 @functools.cache
@@ -113,7 +149,7 @@ def _one_thread_all_blas():
 def smoothed_float32_numpy(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
     """Smoothing in float32 through numpy's BLAS (the kernel between the compiled ones' sizes, and
 the only one without numba): forward and backward messages ``[H, n]`` (sequences
-    as columns, one float32 GEMM per step, the embeddings of every position gathered once), each
+    as columns, one float32 GEMM per step, the step's emissions gathered as rows of ``W``), each
     normalised to sum 1 after every step (so no message leaves float32's range; a zero column
     stays zero), then ``alpha_i ⊙ beta_i`` normalised. Returns ``[n, T, H]`` float32."""
     A, AT, W, pi0 = float32_arrays(hmm)
@@ -121,7 +157,9 @@ the only one without numba): forward and backward messages ``[H, n]`` (sequences
     H = hmm.num_states
     tiny = np.finfo(np.float32).tiny
     ones = np.ones(H, dtype=np.float32)
-    emb = np.ascontiguousarray(W[tokens.T].transpose(0, 2, 1))       # [t, H, n]
+    # each step's emissions [H, n] are gathered as rows of W and read transposed: a gather of all
+    # positions into a [t, H, n] copy took 8-11 of the 90-110 ms at 400 states x 64 sequences
+    toks = np.ascontiguousarray(tokens.T)                               # [t, n]
     post = np.empty((t, H, n), dtype=np.float32)
 
     def normalise(v: np.ndarray) -> None:
@@ -133,17 +171,15 @@ the only one without numba): forward and backward messages ``[H, n]`` (sequences
     with single_thread_blas():
         for j in range(t):
             np.matmul(A, prev, out=post[j])
-            post[j] *= emb[j]
+            post[j] *= W[toks[j]].T
             normalise(post[j])
             prev = post[j]
         beta, tmp = np.ones((H, n), dtype=np.float32), np.empty((H, n), dtype=np.float32)
         for j in range(t - 1, -1, -1):
             post[j] *= beta
+            normalise(post[j])                                        # while it is in cache
             if j:
-                np.multiply(emb[j], beta, out=tmp)
+                np.multiply(W[toks[j]].T, beta, out=tmp)
                 np.matmul(AT, tmp, out=beta)
                 normalise(beta)
-        s = ones @ post                                               # [t, n]
-        np.maximum(s, tiny, out=s)
-        post *= np.reciprocal(s, out=s)[:, None, :]
     return post.transpose(2, 0, 1)

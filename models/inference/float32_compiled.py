@@ -278,6 +278,32 @@ def _scaled_row(v, w):
             v[h] = v[h] * f
 
 
+def _emitted_rows(out, W, tokj):
+    """One forward step's elementwise work on ``out`` ``[n, H]`` (holding ``x @ A^T``): each row
+    times its emission row ``W[tokj[r]]``, then scaled to sum 1 (:func:`_scaled_row`)."""
+    for r in range(out.shape[0]):
+        _scaled_row(out[r], W[tokj[r]])
+
+
+def _posterior_rows(out, b, y, W, tokj, last):
+    """One backward step's elementwise work: ``out`` ``[n, H]`` (alpha) times ``b`` (beta),
+    scaled to sum 1 (the marginals), and unless ``last``, ``y = v_j ⊙ b`` for the next product."""
+    H = out.shape[1]
+    for r in range(out.shape[0]):
+        br = b[r]
+        _scaled_row(out[r], br)
+        if not last:
+            w, yr = W[tokj[r]], y[r]
+            for h in range(H):
+                yr[h] = w[h] * br[h]
+
+
+def _normalised_rows(b, ones):
+    """Rows of ``b`` scaled to sum 1 (:func:`_scaled_row` with ``ones``)."""
+    for r in range(b.shape[0]):
+        _scaled_row(b[r], ones)
+
+
 def _blas_rows(A, AT, W, pi0, tok, post, ones):
     """The same marginals with messages as rows and BLAS products: ``post`` ``[t, n, H]``
     float32 (written, ``post[j, r] = P[H_{j+1} | x_r]``), ``ones`` ``[H]`` float32 ones; ``A``,
@@ -291,31 +317,23 @@ def _blas_rows(A, AT, W, pi0, tok, post, ones):
     for j in range(t):                               # alpha_j = norm(v_j ⊙ A alpha_{j-1})
         out = post[j]
         np.dot(x, AT, out)
-        for r in range(n):
-            _scaled_row(out[r], W[tok[j, r]])
+        _emitted_rows(out, W, tok[j])
         x = out
     b = np.ones((n, H), np.float32)
     y = np.empty((n, H), np.float32)
     for j in range(t - 1, -1, -1):                   # post_j = norm(alpha_j ⊙ beta_j)
-        out = post[j]
-        for r in range(n):
-            br = b[r]
-            _scaled_row(out[r], br)
-            if j:                                    # y = v_j ⊙ beta_j
-                w, yr = W[tok[j, r]], y[r]
-                for h in range(H):
-                    yr[h] = w[h] * br[h]
+        _posterior_rows(post[j], b, y, W, tok[j], j == 0)
         if j == 0:
             break
         np.dot(y, A, b)                              # beta_{j-1} = norm(A^T (v_j ⊙ beta_j))
-        for r in range(n):
-            _scaled_row(b[r], ones)
+        _normalised_rows(b, ones)
 
 
 def _compiled_helpers() -> None:
     """Replace the helpers the kernels call by their compiled versions (once)."""
     g = globals()
-    for name in ("_times", "_pair", "_normalise_rows", "_scaled_row"):
+    for name in ("_times", "_pair", "_normalise_rows", "_scaled_row", "_emitted_rows", "_posterior_rows",
+                 "_normalised_rows"):
         if not hasattr(g[name], "py_func"):
             g[name] = _compile(g[name])
 
@@ -340,3 +358,11 @@ def rows_kernel():
     """The compiled :func:`_rows` ``(A, W, pi0, tok, post, beta)``."""
     _compiled_helpers()
     return _compile(_rows)
+
+
+@functools.cache
+def step_kernels():
+    """The compiled per-step passes of :func:`_blas_rows` ``(emitted, posterior, normalised)``
+    for a loop whose products numpy's BLAS computes (:func:`.float32.smoothed_float32_steps`)."""
+    _compiled_helpers()
+    return _emitted_rows, _posterior_rows, _normalised_rows
