@@ -116,6 +116,9 @@ def _parse() -> argparse.Namespace:
     p.add_argument("--openblas-own", action="store_true",
                    help="unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for this run only (OpenBLAS picks its "
                         "own kernel); the table says which kernel each run used")
+    p.add_argument("--no-pin", action="store_true",
+                   help="do not pin the process to --threads cores (XLA's CPU client then may use more "
+                        "threads than its flags allow)")
     return p.parse_args()
 
 
@@ -142,6 +145,14 @@ def main() -> int:
                                f" intra_op_parallelism_threads={n_thr}").strip()
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(n_thr)
+    # XLA's CPU client does not keep to the flags above (measured, jax 0.10.2 on an idle 2-core
+    # machine, --threads 1: dynamax32 used 2.65 s of CPU in 1.50 s of wall at 1,000 states), so the
+    # process is also pinned to n_thr cores: then no library, ours included, has more
+    machine_cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    pinned = None
+    if not args.no_pin and machine_cpus and n_thr < len(machine_cpus):
+        pinned = machine_cpus[:n_thr]
+        os.sched_setaffinity(0, pinned)
 
     import numpy as np
     from threadpoolctl import threadpool_info, threadpool_limits
@@ -346,7 +357,8 @@ def main() -> int:
     result = {
         "benchmark": "benchmarks/smoothing.py",
         "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "config": {"threads": n_thr, "repeat": repeat, "repeats_by_H": repeats, "seed": args.seed, "T": T, "quick": args.quick,
+        "config": {"threads": n_thr, "pinned_cpus": pinned, "machine_cpus": len(machine_cpus) or None,
+                   "repeat": repeat, "repeats_by_H": repeats, "seed": args.seed, "T": T, "quick": args.quick,
                    "sizes": [{"H": H, "X": X, "n": n} for H, X, n in sizes],
                    "hmml_log_max_H": HMML_LOG_MAX_H, "hmml_timed_max_H": BIG_H, "skipped": sorted(skip),
                    "XLA_FLAGS": os.environ["XLA_FLAGS"],
@@ -383,8 +395,10 @@ def _table(res: dict) -> str:
                        for p in res.get("blas_pools", []) if p.get("user_api") == "blas") or "?"
     env = res.get("config", {}).get("openblas_env") or {}
     peers = [p for p in PEERS if p in libs]
+    pin = "" if cfg.get("pinned_cpus") is None else f"; the process pinned to {len(cfg['pinned_cpus'])}"
     out = [f"smoothing benchmark, {res['date_utc']}, {mach.get('Model name', '?')} "
-           f"({mach['usable_cpus']} usable cores), threads={cfg['threads']}, T={cfg['T']}, "
+           f"({cfg.get('machine_cpus') or mach['usable_cpus']} usable cores{pin}), "
+           f"threads={cfg['threads']}, T={cfg['T']}, "
            f"repeats={cfg.get('repeats_by_H') or cfg['repeat']} (shuffled, seed {cfg['seed']}), "
            f"commit {res['git']['commit'][:10]}",
            "versions: " + ", ".join(f"{k} {v}" for k, v in res["versions"].items()),
