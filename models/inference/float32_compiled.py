@@ -35,9 +35,12 @@ import functools
 
 import numpy as np
 
+from .streamed import ROW_PAD_BYTES
+
 __all__ = ["available", "columns_kernel", "rows_kernel", "blas_kernel"]
 
 _OPTIONS = dict(fastmath={"contract", "reassoc"}, boundscheck=False, nogil=True)
+ROW_PAD_FLOAT32 = ROW_PAD_BYTES // 4
 
 
 @functools.cache
@@ -160,9 +163,10 @@ def _normalise_rows(v, sums):
 
 
 def _pair(A, x, y, p, b):
-    """``p[r] = A x[r]`` and ``b[r] = A^T y[r]`` for rows ``r`` (``[m, H]``, ``m`` a multiple of
-    4) in one pass over ``A``: four rows of ``A`` at a time, used by every group of four rows
-    of ``x``/``y`` while they are in cache; float32 accumulators."""
+    """``p[r] = A x[r]`` and ``b[r] = A^T y[r]`` for rows ``r`` (``[m, H']``, ``m`` a multiple of
+    4, rows of ``H' >= H`` entries of which the first ``H`` count) in one pass over ``A``: four
+    rows of ``A`` at a time, used by every group of four rows of ``x``/``y`` while they are in
+    cache; float32 accumulators."""
     H = A.shape[0]
     m = x.shape[0]
     rows4 = H - H % 4
@@ -225,12 +229,13 @@ def _rows(A, W, pi0, tok, post, beta):
     ``post[j, r] = P[H_{j+1} | x_r]`` on return."""
     t, m = tok.shape
     H = A.shape[0]
-    x = np.empty((m, H), np.float32)
+    Hp = H + ROW_PAD_FLOAT32                         # padded rows: see streamed.streamed_pair
+    x = np.zeros((m, Hp), np.float32)
     for r in range(m):
-        x[r, :] = pi0
-    y = np.empty((m, H), np.float32)
-    p = np.empty((m, H), np.float32)
-    b = np.empty((m, H), np.float32)
+        x[r, :H] = pi0
+    y = np.zeros((m, Hp), np.float32)
+    p = np.zeros((m, Hp), np.float32)
+    b = np.zeros((m, Hp), np.float32)
     sums = np.empty(m, np.float64)
     beta[t - 1] = 1.0
     for k in range(t):
@@ -249,9 +254,9 @@ def _rows(A, W, pi0, tok, post, beta):
             for h in range(H):
                 post[k, r, h] = w[h] * p[r, h]
         _normalise_rows(post[k], sums)
-        x[:] = post[k]
+        x[:, :H] = post[k]
         if jb >= 1:
-            beta[jb - 1] = b
+            beta[jb - 1] = b[:, :H]
             _normalise_rows(beta[jb - 1], sums)
     for j in range(t):                               # post_j = norm(alpha_j ⊙ beta_j)
         post[j] *= beta[j]
