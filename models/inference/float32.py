@@ -148,9 +148,10 @@ def _one_thread_all_blas():
 
 def smoothed_float32_numpy(hmm: HMM, tokens: np.ndarray) -> np.ndarray:
     """Smoothing in float32 through numpy's BLAS alone (the kernel without numba): forward and
-    backward messages ``[H, n]`` (sequences as columns, one float32 GEMM per step, the step's emissions gathered as rows of ``W``), each
-    normalised to sum 1 after every step (so no message leaves float32's range; a zero column
-    stays zero), then ``alpha_i ⊙ beta_i`` normalised. Returns ``[n, T, H]`` float32."""
+    backward messages ``[H, n]`` (sequences as columns, one float32 GEMM per step, the step's
+    emissions gathered as rows of ``W``), each normalised to sum 1 after every step (so no
+    message leaves float32's range; a zero column stays zero), then ``alpha_i ⊙ beta_i``
+    normalised. Returns ``[n, T, H]`` float32."""
     A, AT, W, pi0 = float32_arrays(hmm)
     n, t = tokens.shape
     H = hmm.num_states
