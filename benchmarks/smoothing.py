@@ -150,9 +150,10 @@ def main() -> int:
     # process is also pinned to n_thr cores: then no library, ours included, has more
     machine_cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     pinned = None
-    if not args.no_pin and machine_cpus and n_thr < len(machine_cpus):
+    if not args.no_pin and machine_cpus:
         pinned = machine_cpus[:n_thr]
-        os.sched_setaffinity(0, pinned)
+        if len(pinned) < len(machine_cpus):        # (already so under `taskset -c ...`)
+            os.sched_setaffinity(0, pinned)
 
     import numpy as np
     from threadpoolctl import threadpool_info, threadpool_limits
@@ -357,7 +358,7 @@ def main() -> int:
     result = {
         "benchmark": "benchmarks/smoothing.py",
         "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "config": {"threads": n_thr, "pinned_cpus": pinned, "machine_cpus": len(machine_cpus) or None,
+        "config": {"threads": n_thr, "pinned_cpus": pinned, "machine_cpus": os.cpu_count(),
                    "repeat": repeat, "repeats_by_H": repeats, "seed": args.seed, "T": T, "quick": args.quick,
                    "sizes": [{"H": H, "X": X, "n": n} for H, X, n in sizes],
                    "hmml_log_max_H": HMML_LOG_MAX_H, "hmml_timed_max_H": BIG_H, "skipped": sorted(skip),

@@ -142,9 +142,10 @@ def streamed_pair(A: np.ndarray, p: np.ndarray, y: np.ndarray):
     rows of ``A`` and writes four rows of ``bT`` at once, and with rows of a power-of-two size
     (``H`` = 512, 1,024, ... in float64, 1,024, 2,048, ... in float32) they all fall in one L1
     cache set and evict each other, or not, depending on where the heap put the buffers
-    (measured for the float32 twin at 2,048 states: 10-13 ms per pair of products in one set
-    against 3.4-7.9 ms with the rows spread; whole smoothings 0.93-0.99 s in one process and
-    0.35-0.58 s in another)."""
+    (measured for the float32 twin at 2,048 states: 10-13 ms per pair of products with the
+    buffers placed in one set against 3.4-7.9 ms spread; the likely cause, not reproduced on
+    demand, of whole smoothings that took 0.93-0.99 s in one benchmark process and 0.35-0.58 s
+    in another)."""
     H, n = p.shape
     width = 4 * -(-n // 4)
     Hp = H + ROW_PAD_BYTES // 8
