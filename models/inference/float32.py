@@ -29,14 +29,13 @@ from .scaling import single_thread_blas
 
 __all__ = ["DTYPES", "smoothed_float32", "smoothed_float32_numpy", "smoothed_float32_steps", "float32_kernel",
            "COLUMNS_MAX_STATES",
-           "BLAS_MAX_STATES", "BLAS_ANY_BATCH_MAX_STATES", "BLAS_MIN_SEQUENCES", "ROWS_MIN_STATES",
+           "BLAS_MAX_STATES", "BLAS_ANY_BATCH_MAX_STATES", "ROWS_MIN_STATES",
            "ROWS_MAX_SEQUENCES"]
 
 # measured against dynamax's float32 and the BLAS loop (benchmarks/results/smoothing/issue38-float32.md)
 COLUMNS_MAX_STATES = 32    # the compiled kernel vectorised over sequences up to this many states
 BLAS_MAX_STATES = 300      # the compiled one calling BLAS per product up to this many states, ...
-BLAS_ANY_BATCH_MAX_STATES = 160   # ... for any batch up to this many, above it for one sequence
-BLAS_MIN_SEQUENCES = 64           # or at least this many (its sgemm is slow on 2-32 rows there)
+BLAS_ANY_BATCH_MAX_STATES = 100   # ... for any batch up to this many, above it for one sequence
 ROWS_MIN_STATES = 1536     # the one streaming rows of A from this many states ...
 ROWS_MAX_SEQUENCES = 32    # ... with at most this many sequences (between: the BLAS loop)
 
@@ -51,17 +50,20 @@ def float32_kernel(H: int, n: int) -> str:
     step) up to :data:`COLUMNS_MAX_STATES` states; ``"blas"`` (:func:`.float32_compiled.blas_kernel`,
     a BLAS sgemm per step and pass called from compiled code, the elementwise work fused, no
     Python call per step) up to :data:`BLAS_ANY_BATCH_MAX_STATES` states, and up to
-    :data:`BLAS_MAX_STATES` for one sequence or at least :data:`BLAS_MIN_SEQUENCES`; ``"rows"``
+    :data:`BLAS_MAX_STATES` for one sequence; ``"rows"``
     (:func:`.float32_compiled.rows_kernel`, one streamed read of ``A`` per step for both passes)
     from :data:`ROWS_MIN_STATES` states with at most :data:`ROWS_MAX_SEQUENCES` sequences; else
     ``"steps"`` (:func:`smoothed_float32_steps`: numpy's sgemm per step and pass from Python, the
-    elementwise work one compiled call per step; the sgemm dominates there); ``"numpy"``
-    (:func:`smoothed_float32_numpy`, no numba) always without numba."""
+    elementwise work one compiled call per step); ``"numpy"`` (:func:`smoothed_float32_numpy`,
+    no numba) always without numba. Measured kernel against kernel, interleaved, one thread,
+    T = 129: ``steps`` / ``blas`` 1.2-2.2x faster at 110-300 states with 2-64 sequences (scipy's
+    sgemm, which ``blas`` calls, is slow on few rows), level at 100-300 with 256, slower at 40-100
+    with 8-64 and with one sequence (a Python call per step)."""
     if not float32_compiled.available():
         return "numpy"
     if H <= COLUMNS_MAX_STATES:
         return "columns"
-    if H <= BLAS_ANY_BATCH_MAX_STATES or (H <= BLAS_MAX_STATES and (n == 1 or n >= BLAS_MIN_SEQUENCES)):
+    if H <= BLAS_ANY_BATCH_MAX_STATES or (H <= BLAS_MAX_STATES and n == 1):
         return "blas"
     return "rows" if H >= ROWS_MIN_STATES and n <= ROWS_MAX_SEQUENCES else "steps"
 

@@ -109,8 +109,8 @@ def test_the_kernel_choice_by_size(monkeypatch):
     if float32_compiled.available():
         assert f32.float32_kernel(5, 256) == "columns" and f32.float32_kernel(32, 1) == "columns"
         assert f32.float32_kernel(50, 256) == "blas" and f32.float32_kernel(300, 1) == "blas"
-        assert f32.float32_kernel(160, 8) == "blas" and f32.float32_kernel(200, 64) == "blas"
-        assert f32.float32_kernel(200, 8) == "steps" and f32.float32_kernel(300, 32) == "steps"
+        assert f32.float32_kernel(100, 8) == "blas" and f32.float32_kernel(101, 8) == "steps"
+        assert f32.float32_kernel(200, 64) == "steps" and f32.float32_kernel(300, 2) == "steps"
         assert f32.float32_kernel(4096, 4) == "rows" and f32.float32_kernel(2048, 8) == "rows"
         assert f32.float32_kernel(400, 64) == "steps" and f32.float32_kernel(1000, 16) == "steps"
         assert f32.float32_kernel(2048, 64) == "steps"
