@@ -161,18 +161,17 @@ def ours_kernel32(H: int, n: int, pools: list) -> str:
         import scipy
         return (f"numba {numba.__version__} blas (scipy {scipy.__version__}'s OpenBLAS sgemm per step and pass "
                 "from compiled code, elementwise work fused)")
-    if kind == "steps":
-        import numba
-        blas = [p for p in pools if p.get("user_api") == "blas" and "numpy" in (p.get("filepath") or "")]
-        return (f"numpy sgemm (OpenBLAS {blas[0].get('architecture') if blas else '?'}) per step and pass, "
-                f"numba {numba.__version__} elementwise passes (one call per step)")
-    if kind != "numpy":
+    if kind in ("columns", "rows"):
         import numba
         what = ("vectorised over sequences" if kind == "columns"
                 else "one streamed read of A per step for both passes")
         return f"numba {numba.__version__} {kind} ({what})"
     blas = [p for p in pools if p.get("user_api") == "blas" and "numpy" in (p.get("filepath") or "")]
-    return f"numpy sgemm (OpenBLAS {blas[0].get('architecture') if blas else '?'}), one per step and pass"
+    sgemm = f"numpy sgemm (OpenBLAS {blas[0].get('architecture') if blas else '?'})"
+    if kind == "steps":
+        import numba
+        return f"{sgemm} per step and pass, numba {numba.__version__} elementwise passes (one call per step)"
+    return f"{sgemm}, one per step and pass"
 
 
 def float32_table(res: dict, kernel: str) -> list[str]:
